@@ -1,0 +1,1 @@
+"""Device drivers used by the firmware (Ethos-U, UART)."""

@@ -1,0 +1,1 @@
+"""ExecuTorch runtime pieces: program reader, memory, kernels, delegates, logging."""

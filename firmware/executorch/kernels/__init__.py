@@ -1,0 +1,1 @@
+"""CPU kernels (portable aten ops and cortex_m quantize/dequantize)."""
