@@ -1,1 +1,13 @@
-"""CPU kernels (portable aten ops and cortex_m quantize/dequantize)."""
+"""CPU kernels the runner links in, keyed by operator name (``name.overload``), like the kernel registry.
+
+``KERNELS`` maps an operator name to ``fn(ctx, args)`` where ``args`` are the runtime values of the
+instruction (the ``out`` tensor last) and ``ctx`` gives the bus (views of simulated memory, the cost model).
+Kernels report their work as ``kernel.<short name>`` x elements to the CPU cost model.
+"""
+
+from .portable import PORTABLE_KERNELS
+from .quantized import QUANTIZED_KERNELS
+
+KERNELS = {**PORTABLE_KERNELS, **QUANTIZED_KERNELS}
+
+__all__ = ["KERNELS"]

@@ -1,0 +1,440 @@
+"""A Python counterpart of ExecuTorch's ``examples/arm/executor_runner/arm_executor_runner.cpp``.
+
+It runs the ``.pte``/``.bpte`` image the platform placed in memory (the FVP's ``network_model_sec``) the way
+the real runner does on a Corstone-300: set up the method allocator pool and the planned buffers, load the
+method (the EthosUBackend parses each Vela blob), prepare the inputs (all ones, files given with ``-i``, or
+the bundled test inputs), run the inferences with the perf monitor, print the outputs, verify bundled
+outputs, print the memory statistics and end with ``Program complete, exiting.`` and the EOT byte.
+
+The memory allocator is a separate piece chosen by name (``firmware.allocator``), and everything that differs
+between runtime versions (struct sizes, accounting, log strings, step order) comes from the runtime profile
+(``firmware.runtime``). Entry point: ``main(bus, boot_info)``; ``check_config`` validates the firmware
+section of the board; ``default_image`` is the program baked into this "ELF" (the tutorial's ``x + x`` on
+``int32[5]``), used when no model is given.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .drivers.ethosu import EthosUDriver
+from .drivers.uart import Uart
+from .executorch import log
+from .executorch.bundled import is_bundled, load_bundled
+from .executorch.error import Error, RuntimeFailure
+from .executorch.ethosu_backend import EthosUBackend
+from .executorch.kernels import KERNELS
+from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
+from .executorch.method import Method, RtTensor
+from .executorch.perf_monitor import PerfMonitor
+from .executorch.profiles import DEFAULT_PROFILE, PROFILES, TUTORIAL_PROFILE, get_profile
+from .executorch.program import load_program
+from .hal import BootInfo
+
+EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "addint_u55.pte"
+EMBEDDED_NAME = "addint_u55.pte"
+
+_OPTIONS = {
+    "inferences": "number of inferences (ET_NUM_INFERENCES), an integer >= 1",
+    "log_outputs": "print every output element (ET_LOG_DUMP_OUTPUT), true/false",
+    "log_inputs": "print every input element (ET_LOG_DUMP_INPUT), true/false",
+    "atol": "absolute tolerance of the BundleIO check (ET_ATOL), a number",
+    "rtol": "relative tolerance of the BundleIO check (ET_RTOL), a number",
+}
+
+
+def default_image() -> tuple[bytes, str]:
+    """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``."""
+    return EMBEDDED_MODEL.read_bytes(), EMBEDDED_NAME
+
+
+def check_config(boot: dict) -> list[str]:
+    """Problems with the board's ``firmware`` section, one line each (the platform reports them, exit 2)."""
+    fw = boot.get("firmware") or {}
+    problems = []
+    runtime = fw.get("runtime") or "auto"
+    if runtime != "auto" and runtime not in PROFILES:
+        problems.append(f"firmware.runtime: unknown runtime profile {runtime!r}; allowed: auto, {', '.join(PROFILES)}")
+    allocator = fw.get("allocator") or "arm"
+    if allocator not in ALLOCATORS:
+        problems.append(f"firmware.allocator: unknown allocator {allocator!r}; allowed: {', '.join(ALLOCATORS)}")
+    pools = boot.get("pools") or {}
+    for name in ("method", "temp"):
+        if name not in pools:
+            problems.append(f"firmware.pools.{name}: required by arm_executor_runner (method allocator pool / temp pool)")
+    for key, value in (fw.get("options") or {}).items():
+        if key not in _OPTIONS:
+            problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
+        elif key == "inferences" and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            problems.append(f"firmware.options.inferences: {value!r}: expected {_OPTIONS[key]}")
+        elif key in ("log_outputs", "log_inputs") and not isinstance(value, bool):
+            problems.append(f"firmware.options.{key}: {value!r}: expected true or false")
+        elif key in ("atol", "rtol") and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
+            problems.append(f"firmware.options.{key}: {value!r}: expected a non-negative number")
+    return problems
+
+
+class _Abort(Exception):
+    """An ``ET_CHECK_MSG`` failed: the fatal line is printed, the runner aborts."""
+
+
+class Runner:
+    def __init__(self, bus, boot: BootInfo):
+        self.bus = bus
+        self.boot = boot
+        self.console = Uart(bus, boot.console_base)
+        self.log = log.EtLog(self.console, bus)
+        log.install(self.log)
+        name = boot.runtime
+        if name == "auto":
+            name = TUTORIAL_PROFILE if boot.args.get("embedded") else DEFAULT_PROFILE
+        self.profile_name = name
+        self.profile = get_profile(name)
+        self.msgs = self.profile["messages"]
+        opts = boot.options
+        self.inferences = int(opts.get("inferences", 1))
+        self.log_outputs = bool(opts.get("log_outputs", True))
+        self.log_inputs = bool(opts.get("log_inputs", False))
+        self.atol = float(opts.get("atol", 0.01))
+        self.rtol = float(opts.get("rtol", 0.01))
+        npu = boot.npu
+        self.perf = PerfMonitor(bus, npu.base if npu else None, boot.system_base, self.profile)
+        self.driver = None
+        fast = boot.pools.get("fast_scratch")
+        self.fast_scratch = (fast.address, fast.size) if fast is not None and fast.size else None
+        if npu is not None:
+            self.driver = EthosUDriver(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
+                                       fast_memory=self.fast_scratch, console=self.console, hooks=self.perf)
+        self.backends = {"EthosUBackend": EthosUBackend(self.driver, self.perf, self.fast_scratch)} if npu else {}
+
+    # ------------------------------------------------------------------ helpers
+    def check(self, ok: bool, cond: str, message: str) -> None:
+        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort."""
+        if ok:
+            return
+        frame = sys._getframe(1)
+        self.log.log("F", f"In function {frame.f_code.co_name}(), assert failed ({cond}): {message}", depth=1)
+        raise _Abort(message)
+
+    # ------------------------------------------------------------------ main
+    def main(self) -> int:
+        bus, boot, msgs = self.bus, self.boot, self.msgs
+        self.perf.cpu_init()
+        if self.driver is not None and not self.driver.init():
+            log.fatal("Failed to initialize Ethos-U device")
+            bus.abort("Ethos-U init failed")
+        try:
+            self.check(boot.model_address is not None, "model_pte != nullptr", "Model data is not initialized")
+            image = bus.view(boot.model_address, boot.model_size)
+            head = image[:8].tobytes()
+            magic = head[4:8].decode("latin-1")
+            log.info(self.profile["pte_line"].format(addr=boot.model_address, magic=magic,
+                                                     first=chr(head[0]) if head else "", size=boot.model_size))
+            ok = self.runner_init(image)
+            self.after_init(ok)
+        except _Abort as e:
+            bus.abort(str(e))
+        return 0
+
+    def runner_init(self, image: np.ndarray) -> bool:
+        bus, boot, msgs, prof = self.bus, self.boot, self.msgs, self.profile
+        self.bundle = None
+        prog_off, prog_size = 0, boot.model_size
+        if is_bundled(image):
+            try:
+                self.bundle = load_bundled(image)
+            except RuntimeFailure as e:
+                self.check(False, "status == Error::Ok",
+                           f"get_program_data() from bundle PTE failed: 0x{int(e.code):x} ({e.message})")
+            prog_off, prog_size = self.bundle.program_offset, self.bundle.program_size
+        self.program_size = prog_size
+        log.info(msgs["model_loaded"].format(size=prog_size))
+        bus.work("parse_byte", prog_size)
+        try:
+            program = load_program(image[prog_off:prog_off + prog_size])
+        except RuntimeFailure as e:
+            self.check(False, "program.ok()", msgs["program_load_failed"].format(addr=boot.model_address + prog_off,
+                                                                               status=int(e.code)) + f" ({e.message})")
+        self.program = program
+        log.info(msgs["methods"].format(n=program.num_methods))
+        self.check(program.num_methods > 0, "program->num_methods() > 0", msgs["no_methods"])
+        plan = program.execution_plans[0]
+        self.method_name = plan.name
+        log.info(msgs["running_method"].format(name=plan.name))
+
+        pool = boot.pools["method"]
+        accounting = prof["accounting"]
+        self.method_alloc = make_allocator(boot.allocator, "method", pool.address, pool.size, bus, accounting)
+        log.info(msgs["method_pool"].format(size=pool.size))
+        stats = getattr(self.method_alloc, "has_statistics", False)
+        used = (lambda: self.method_alloc.used_size()) if stats else (lambda: 0)
+        base_planned = used()
+        buffers = []
+        for idx, size in enumerate(plan.memory_planned_buffer_sizes):
+            log.info(prof["planned_line"].format(index=idx, mem_id=idx + 1, size=size))
+            addr = self.method_alloc.allocate(size, prof["planned_alignment"]) if size else (pool.address, 0)[0]
+            self.check(addr is not None, "buffer != nullptr",
+                       f"Could not allocate memory for planned buffer with mem_id={idx + 1}, size {size} in "
+                       f"SLOW_MEMORY_REGION")
+            buffers.append((addr, size))
+        self.planned = used() - base_planned
+        tpool = boot.pools["temp"]
+        self.temp_alloc = make_allocator(boot.allocator, "temp", tpool.address, tpool.size, bus, accounting)
+        mm = MemoryManager(self.method_alloc, HierarchicalAllocator(buffers), self.temp_alloc)
+
+        base_loaded = used()
+        self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, KERNELS, self.backends)
+        load_ok = True
+        try:
+            self.method.load()
+        except RuntimeFailure as e:
+            load_ok = False
+            log.info(msgs["load_failed"].format(name=plan.name, status=int(e.code)))
+            self.load_status = e.code
+        self.loaded = used() - base_loaded
+        log.info(msgs["method_loaded"].format(name=plan.name))
+        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))))
+
+        log.info(msgs["preparing_inputs"])
+        base_input = used()
+        if self.bundle is not None:
+            log.info(msgs["bundled_input"].format(index=0))
+            try:
+                self.load_bundled_input(0)
+            except RuntimeFailure as e:
+                self.check(False, "status == Error::Ok", f"load_bundled_input failed with status 0x{int(e.code):x}")
+        else:
+            try:
+                self.prepare_input_tensors()
+            except RuntimeFailure as e:
+                self.check(False, "inputs.ok()", f"Failed to prepare inputs 0x{int(e.code):x}")
+        self.input = used() - base_input
+        if self.log_inputs:
+            self.print_tensors("Input", [self.method.values[i] for i in plan.inputs])
+        log.info(msgs["input_prepared"])
+        self.executor_base = used()
+        self.used = used
+        return True
+
+    # ------------------------------------------------------------------ inputs
+    def prepare_input_tensors(self) -> None:
+        m, bus, prof = self.method, self.bus, self.profile
+        n = len(m.plan.inputs)
+        files = list(self.boot.args.get("inputs") or [])
+        if prof["prepare_inputs"] == "evalue_list":
+            m._alloc("EValue", n)
+        else:
+            m._alloc("voidptr", n)
+        for i in range(n):
+            t = m.input_tensor(i)
+            if t is None:
+                continue
+            if prof["prepare_inputs"] != "evalue_list":
+                addr = self.method_alloc.allocate(t.nbytes, prof["default_alignment"])
+                if addr is None:
+                    raise RuntimeFailure(Error.MemoryAllocationFailed, "input buffer")
+            if i < len(files):
+                data = self.read_input_file(i, files[i])
+                if len(data) != t.nbytes:
+                    log.error(self.msgs["input_size_mismatch"].format(got=len(data), want=t.nbytes))
+                    raise RuntimeFailure(Error.InvalidArgument, "input size")
+                m.set_input_bytes(i, data)
+                continue
+            if t.type_name == "Bool":
+                t.array(bus)[...] = True
+            elif prof["fill_all_dtypes"] or t.type_name in ("Int", "Float", "Char"):
+                if t.dtype is not None:
+                    t.array(bus)[...] = 1
+            bus.work("memset_byte", t.nbytes)
+            m.inputs_set[i] = True
+
+    def read_input_file(self, index: int, path: str) -> bytes:
+        log.info(self.msgs["reading_input"].format(index=index, path=path))
+        data = self.bus.host_read_file(path)
+        if data is None:
+            log.error(self.msgs["reading_input_failed"].format(index=index, path=path))
+            raise RuntimeFailure(Error.AccessFailed, f"cannot read {path}")
+        if path.endswith(".npy"):
+            try:
+                data = np.load(io.BytesIO(data), allow_pickle=False).tobytes()
+            except ValueError as e:
+                log.error(f"{path}: not a valid .npy file: {e}")
+                raise RuntimeFailure(Error.InvalidArgument, "npy") from None
+        return data
+
+    def load_bundled_input(self, case: int) -> None:
+        suite = self.bundle.test_suite(self.method_name)
+        if case >= len(suite.test_cases):
+            raise RuntimeFailure(Error.InvalidArgument, f"no test case {case}")
+        tc = suite.test_cases[case]
+        for i, v in enumerate(tc.inputs):
+            if v.kind == "Tensor":
+                t = self.method.input_tensor(i)
+                if t is None or t.scalar_type != v.scalar_type or t.numel != v.numel:
+                    raise RuntimeFailure(Error.InvalidArgument, f"bundled input {i} does not match the method's input")
+                self.method.set_input_bytes(i, v.data(self.bundle.buffer))
+
+    # ------------------------------------------------------------------ run
+    def after_init(self, ok: bool) -> None:
+        prof, msgs = self.profile, self.msgs
+        model_ok = self.run_model()
+        for step in prof["after_run"]:
+            if step == "inferences_finished":
+                log.info(prof["run_lines"]["finished"].format(n=self.inferences))
+            elif step == "model_executed":
+                log.info(prof["run_lines"]["executed"])
+            elif step == "outputs":
+                self.print_outputs()
+            elif step == "verify":
+                if self.bundle is not None:
+                    model_ok = self.verify_result() and model_ok
+            elif step == "model_run_run":
+                log.info(prof["run_lines"]["model_run"].format(ok=int(model_ok)))
+            elif step == "model_run_main":
+                log.info(prof["run_lines"]["model_run"].format(ok=int(model_ok)))
+                self.check(model_ok, "model_ok", msgs["problem"])
+            elif step == "mem_status":
+                self.log_mem_status()
+            elif step == "complete":
+                self.check(model_ok, "model_ok", msgs["problem"])
+                log.info(msgs["complete"])
+            elif step == "eot":
+                log.info(msgs["eot"])
+
+    def run_model(self) -> bool:
+        prof, msgs = self.profile, self.msgs
+        if prof["perf"] == "head":
+            log.info(prof["run_lines"]["starting"].format(n=self.inferences))
+        else:
+            log.info(prof["run_lines"]["starting"])
+        self.perf.start()
+        for _ in range(self.inferences):
+            try:
+                self.method.execute()
+            except RuntimeFailure as e:
+                self.perf.stop(self.inferences)
+                self.check(False, "status == Error::Ok", msgs["exec_failed"].format(name=self.method_name, status=int(e.code)))
+            self.temp_alloc.reset()
+        self.perf.stop(self.inferences)
+        return True
+
+    # ------------------------------------------------------------------ outputs
+    def print_outputs(self) -> None:
+        outs = self.method.output_values()
+        log.info(self.msgs["outputs"].format(n=len(outs)))
+        if self.log_outputs:
+            self.print_tensors("Output", outs)
+        base = self.boot.args.get("output")
+        if base:
+            for i, v in enumerate(outs):
+                if isinstance(v, RtTensor):
+                    path = f"{base}-{i}.bin"
+                    log.info(self.msgs["writing_output"].format(path=path))
+                    if not self.bus.host_write_file(path, v.raw(self.bus).tobytes()):
+                        log.error(self.msgs["output_open_failed"].format(path=path, errno=2))
+
+    def print_tensors(self, label: str, values: list) -> None:
+        lines = []
+        for i, v in enumerate(values):
+            if not isinstance(v, RtTensor):
+                lines.append(f"{label}[{i}]: Not Tensor\n")
+                continue
+            name = v.type_name
+            if name not in ("Int", "Float", "Char", "Bool"):
+                continue
+            flat = v.array(self.bus).reshape(-1)
+            if name == "Float":
+                lines.extend(f"{label}[{i}][{j}]: (float) {float(x):f}\n" for j, x in enumerate(flat))
+            elif name == "Int":
+                lines.extend(f"{label}[{i}][{j}]: (int) {int(x)}\n" for j, x in enumerate(flat))
+            elif name == "Char":
+                lines.extend(f"{label}[{i}][{j}]: (char) {int(x)}\n" for j, x in enumerate(flat))
+            else:
+                lines.extend(f"{label}[{i}][{j}]: (bool) {'true ' if x else 'false'} (0x{int(x):x})\n"
+                             for j, x in enumerate(flat))
+        if lines:
+            log.printf("".join(lines))
+
+    def verify_result(self) -> bool:
+        msgs = self.msgs
+        suite = self.bundle.test_suite(self.method_name)
+        expected = suite.test_cases[0].expected_outputs
+        outs = self.method.output_values()
+        ok = len(expected) == len(outs)
+        abs_errs, rel_errs = [], []
+        for e, o in zip(expected, outs):
+            if e.kind != "Tensor" or not isinstance(o, RtTensor):
+                continue
+            exp = e.array(self.bundle.buffer)
+            got = o.array(self.bus)
+            if exp.shape != got.shape and exp.size == got.size:
+                exp = exp.reshape(got.shape)
+            if exp.shape != got.shape:
+                ok = False
+                continue
+            a = got.astype(np.float64)
+            x = exp.astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                diff = np.abs(a - x)
+                both_nan = np.isnan(a) & np.isnan(x)
+                same_inf = np.isinf(a) & np.isinf(x) & (np.sign(a) == np.sign(x))
+                close = (diff <= self.atol + np.abs(self.rtol * x)) | both_nan | same_inf
+            ok = ok and bool(close.all())
+            d = np.where(both_nan | same_inf, 0.0, diff)
+            abs_errs.append(d.reshape(-1))
+            rel_errs.append((d / np.maximum(np.maximum(np.abs(a), np.abs(x)), 1e-8)).reshape(-1))
+        if abs_errs:
+            ae = np.concatenate(abs_errs)
+            re = np.concatenate(rel_errs)
+            log.info(msgs["error_stats"].format(index=0))
+            log.info(msgs["mean_abs"].format(v=float(ae.mean()) if ae.size else 0.0))
+            log.info(msgs["max_abs"].format(v=float(ae.max()) if ae.size else 0.0))
+            log.info(msgs["mean_rel"].format(v=float(re.mean()) if re.size else 0.0))
+            log.info(msgs["max_rel"].format(v=float(re.max()) if re.size else 0.0))
+        if ok:
+            log.info(msgs["bundle_match"])
+            log.info(msgs["bundle_pass"].format(index=0))
+        else:
+            log.error(msgs["bundle_mismatch"].format(rtol=self.rtol, atol=self.atol))
+            log.error(msgs["bundle_fail"].format(index=0))
+            log.error(msgs["bundle_failed_status"].format(status=int(Error.NotFound)))
+        return ok
+
+    # ------------------------------------------------------------------ statistics
+    def log_mem_status(self) -> None:
+        msgs, boot = self.msgs, self.boot
+        log.info(msgs["pte_program_size"].format(size=self.program_size))
+        log.info(msgs["pte_loaded_size"].format(size=boot.model_size))
+        ma = self.method_alloc
+        if ma.size() != 0:
+            if getattr(ma, "has_statistics", False):
+                used = ma.used_size()
+                log.info(msgs["method_used"].format(used=used, size=ma.size(), free=ma.free_size(),
+                                                    pct=100 * used // ma.size()))
+                log.info(msgs["method_planned"].format(n=self.planned))
+                log.info(msgs["method_loaded_stat"].format(n=self.loaded))
+                log.info(msgs["method_input"].format(n=self.input))
+                log.info(msgs["method_executor"].format(n=used - self.executor_base))
+            else:
+                log.info(msgs["stats_unavailable"].format(pool="method", kind=ma.name))
+        ta = self.temp_alloc
+        if ta.size() > 0:
+            if self.profile["temp_line"] == "size":
+                log.info(msgs["temp_size"].format(size=ta.size()))
+            elif getattr(ta, "has_statistics", False):
+                peak = ta.peak_used()
+                log.info(msgs["peak_temp"].format(peak=peak, size=ta.size(), free=ta.free_size(),
+                                                  pct=100 * peak // ta.size()))
+            else:
+                log.info(msgs["stats_unavailable"].format(pool="temp", kind=ta.name))
+
+
+def main(bus, boot_info: dict) -> int:
+    """The reset handler: run the program and end with EOT (or abort on a fatal check)."""
+    boot = BootInfo.from_mapping(boot_info)
+    return Runner(bus, boot).main()

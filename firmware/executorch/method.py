@@ -1,0 +1,311 @@
+"""``Program::load_method`` and ``Method::execute``: values, tensors, kernels, delegates, chains.
+
+Loading charges the method allocator exactly as ``Method::init`` does on a 32-bit Cortex-M55, in the same
+order, with the struct sizes of the selected runtime profile (research/executorch.md 8.1-8.5): the ``values_``
+list (and the ``input_set_`` list), per tensor its sizes/dim-order (dynamic shapes only), strides and
+``TensorImpl``, per list value its pointer/data arrays (and box), the delegate list, per delegate its compile
+specs and backend ``init``, the chain list, per chain the kernel and argument arrays, per instruction its
+argument pointers, and (PR-era profiles) the kernels' ``TensorMeta``. Tensor data lives in simulated memory:
+constants inside the program image, planned tensors in the planned buffers, so every kernel and delegate works
+on views of the machine's RAM.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import log
+from .error import Error, RuntimeFailure
+from .program import DYNAMIC_UNBOUND, SCALAR_TYPES, STATIC, Program
+
+BOOL_TYPE = 11
+
+
+class RtTensor:
+    """A runtime tensor: metadata plus the simulated address of its data."""
+
+    __slots__ = ("scalar_type", "sizes", "dim_order", "address", "elem_size", "dtype", "nbytes", "numel")
+
+    def __init__(self, scalar_type: int, sizes, dim_order, address: int | None):
+        self.scalar_type = scalar_type
+        self.sizes = tuple(int(s) for s in sizes)
+        self.dim_order = tuple(dim_order) if dim_order else tuple(range(len(self.sizes)))
+        self.address = address
+        name, self.elem_size, self.dtype = SCALAR_TYPES[scalar_type]
+        self.numel = math.prod(self.sizes)
+        self.nbytes = self.numel * self.elem_size
+
+    @property
+    def type_name(self) -> str:
+        return SCALAR_TYPES[self.scalar_type][0]
+
+    def raw(self, bus) -> np.ndarray:
+        """The tensor's bytes in simulated memory (uint8 view)."""
+        if self.address is None:
+            raise RuntimeFailure(Error.InvalidState, "tensor has no data")
+        return bus.view(self.address, self.nbytes)
+
+    def array(self, bus) -> np.ndarray:
+        """A view of the data in logical shape (honouring ``dim_order``); writes go to simulated memory."""
+        if self.dtype is None:
+            raise RuntimeFailure(Error.NotSupported, f"ScalarType {self.type_name} is not supported by this kernel")
+        flat = self.raw(bus).view(self.dtype)
+        physical = tuple(self.sizes[d] for d in self.dim_order)
+        arr = flat.reshape(physical)
+        if self.dim_order != tuple(range(len(self.sizes))):
+            arr = arr.transpose(np.argsort(self.dim_order))
+        return arr
+
+
+class Method:
+    def __init__(self, program: Program, plan_index: int, memory_manager, profile: dict, bus, image_address: int,
+                 kernels: dict, backends: dict):
+        self.program = program
+        self.plan = program.execution_plans[plan_index]
+        self.name = self.plan.name
+        self.mm = memory_manager
+        self.profile = profile
+        self.sizes = profile["struct_sizes"]
+        self.bus = bus
+        self.image_address = image_address  # simulated address of the program image (offsets are relative to it)
+        self.kernel_registry = kernels
+        self.backend_registry = backends
+        self.values: list = []
+        self.delegates: list = []  # (backend, handle)
+        self.chains: list = []  # per chain: list of resolved instruction entries
+        self.inputs_set = [False] * len(self.plan.inputs)
+
+    # ------------------------------------------------------------------------------------------ allocation
+    def _alloc(self, what: str, count: int = 1, allocator=None):
+        size, align = self.sizes[what]
+        alloc = allocator or self.mm.method_allocator
+        addr = alloc.allocate(size * count, align)
+        if addr is None:
+            raise RuntimeFailure(Error.MemoryAllocationFailed, f"cannot allocate {count} x {what}")
+        return addr
+
+    # ------------------------------------------------------------------------------------------ load
+    def load(self) -> None:
+        plan = self.plan
+        bus = self.bus
+        bus.work("call")
+        n_values = len(plan.values)
+        self._alloc("EValue", n_values)
+        if self.profile["input_set_list"]:
+            self._alloc("bool", len(plan.inputs))
+        boxed = self.profile["boxed_lists"]
+        for i, ev in enumerate(plan.values):
+            k = ev.kind
+            if k == "Tensor":
+                t = ev.value
+                if t.shape_dynamism == DYNAMIC_UNBOUND:
+                    raise RuntimeFailure(Error.NotSupported, f"value {i}: DYNAMIC_UNBOUND tensors are not supported")
+                if t.storage_offset != 0:
+                    raise RuntimeFailure(Error.NotSupported, f"value {i}: non-zero storage_offset")
+                if t.shape_dynamism != STATIC:
+                    self._alloc("SizesType", t.dim)
+                    self._alloc("DimOrderType", t.dim)
+                self._alloc("StridesType", t.dim)
+                self._alloc("TensorImpl")
+                self.values.append(self._make_tensor(i, t))
+            elif k == "IntList":
+                n = len(ev.value)
+                self._alloc("EValuePtr", n)
+                self._alloc("int64", n)
+                if boxed:
+                    self._alloc("BoxedEvalueList")
+                self.values.append(("IntList", list(ev.value)))
+            elif k in ("BoolList", "DoubleList", "String"):
+                if boxed:
+                    self._alloc("ArrayRef")
+                self.values.append(ev.value)
+            elif k == "TensorList":
+                n = len(ev.value)
+                self._alloc("Tensor", n)
+                self._alloc("EValuePtr", n)
+                if boxed:
+                    self._alloc("BoxedEvalueList")
+                self.values.append(("TensorList", list(ev.value)))
+            elif k == "OptionalTensorList":
+                n = len(ev.value)
+                self._alloc("EValuePtr", n)
+                self._alloc("OptionalTensor", n)
+                if boxed:
+                    self._alloc("BoxedEvalueList")
+                self.values.append(("OptionalTensorList", list(ev.value)))
+            else:  # None, Null, Int, Bool, Double: inline in the EValue
+                self.values.append(ev.value)
+        bus.work("parse_byte", 64 * n_values)
+
+        # delegates
+        if plan.delegates:
+            self._alloc("BackendDelegate", len(plan.delegates))
+        for di, d in enumerate(plan.delegates):
+            self._alloc("CompileSpec", len(d.compile_specs))
+            backend = self.backend_registry.get(d.id)
+            if backend is None:
+                log.error(self.profile["messages"]["backend_not_found"].format(name=d.id))
+                raise RuntimeFailure(Error.NotFound, f"backend {d.id} is not registered")
+            offset, size = self.program.delegate_data(d)
+            handle = backend.init(self, self.image_address + offset, size, d.compile_specs)
+            self.delegates.append((backend, handle))
+
+        # chains
+        if plan.chains:
+            self._alloc("Chain", len(plan.chains))
+        msgs = self.profile["messages"]
+        for ci, chain in enumerate(plan.chains):
+            n = len(chain.instructions)
+            self._alloc("OpFunction", n)
+            self._alloc("InstructionArgs", n)
+            entries = []
+            for ii, ins in enumerate(chain.instructions):
+                if ins.kind in ("KernelCall", "DelegateCall"):
+                    self._alloc("EValuePtr", len(ins.args))
+                if ins.kind == "KernelCall":
+                    op = plan.operators[ins.op_index]
+                    self._alloc_kernel_meta(ins.args)
+                    fn = self.kernel_registry.get(op.full_name)
+                    if fn is None:
+                        log.error(msgs["missing_operator"].format(index=ins.op_index, name=op.full_name))
+                        raise RuntimeFailure(Error.OperatorMissing, f"missing operator {op.full_name}")
+                    entries.append(("KernelCall", fn, list(ins.args), op.full_name))
+                elif ins.kind == "DelegateCall":
+                    entries.append(("DelegateCall", ins.delegate_index, list(ins.args), None))
+                elif ins.kind == "MoveCall":
+                    entries.append(("MoveCall", ins.move_from, ins.move_to, None))
+                elif ins.kind == "JumpFalseCall":
+                    entries.append(("JumpFalseCall", ins.cond_value_index, ins.destination_instruction, None))
+                elif ins.kind == "FreeCall":
+                    entries.append(("FreeCall", ins.value_index, None, None))
+                else:
+                    raise RuntimeFailure(Error.InvalidProgram, f"chain {ci} instruction {ii}: unknown kind {ins.kind}")
+                bus.work("call")
+            self.chains.append(entries)
+
+    def _alloc_kernel_meta(self, args: list) -> None:
+        """Kernel resolution needs ``TensorMeta[n]`` plus a dim-order array per tensor argument."""
+        where = self.profile["kernel_meta_allocator"]
+        alloc = self.mm.temp_allocator if where == "temp" and self.mm.temp_allocator.size() > 0 else self.mm.method_allocator
+        tensors = [self.values[a] for a in args if isinstance(self.values[a], RtTensor)]
+        if alloc is self.mm.temp_allocator:
+            self._alloc("TensorMeta", len(tensors), alloc)
+            for t in tensors:
+                self._alloc("DimOrderType", len(t.sizes), alloc)
+            alloc.reset()
+        else:
+            self._alloc("TensorMeta", len(tensors), alloc)
+            for t in tensors:
+                self._alloc("DimOrderType", len(t.sizes), alloc)
+
+    def _make_tensor(self, index: int, t) -> RtTensor:
+        if t.is_external:
+            raise RuntimeFailure(Error.NotSupported, f"value {index}: external tensor data (.ptd) is not supported")
+        address = None
+        if t.is_constant:
+            off, _ = self.program.constant_data(t.data_buffer_idx, t.nbytes)
+            address = self.image_address + off
+        elif t.allocation_info is not None:
+            if t.allocation_info.memory_offset_high:
+                raise RuntimeFailure(Error.NotSupported, f"value {index}: 64-bit memory offset on a 32-bit target")
+            address = self.mm.planned_memory.get_offset_address(t.allocation_info.memory_id,
+                                                                t.allocation_info.memory_offset, t.nbytes)
+            if t.has_initial_state:
+                raise RuntimeFailure(Error.NotSupported, f"value {index}: mutable buffers are not supported")
+        return RtTensor(t.scalar_type, t.sizes, t.dim_order, address)
+
+    # ------------------------------------------------------------------------------------------ I/O
+    def input_tensor(self, i: int) -> RtTensor | None:
+        v = self.values[self.plan.inputs[i]]
+        return v if isinstance(v, RtTensor) else None
+
+    def output_values(self) -> list:
+        return [self.values[i] for i in self.plan.outputs]
+
+    def set_input_bytes(self, i: int, data) -> None:
+        """``set_input``: copy ``data`` into input ``i``'s memory (sizes must match)."""
+        t = self.input_tensor(i)
+        if t is None:
+            raise RuntimeFailure(Error.InvalidArgument, f"input {i} is not a tensor")
+        buf = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
+        if buf.size != t.nbytes:
+            raise RuntimeFailure(Error.InvalidArgument, f"input {i}: {buf.size} bytes given, the tensor has {t.nbytes}")
+        t.raw(self.bus)[:] = buf
+        self.bus.work("memcpy_byte", t.nbytes)
+        self.inputs_set[i] = True
+
+    # ------------------------------------------------------------------------------------------ execute
+    def execute(self, on_instruction=None) -> None:
+        bus = self.bus
+        msgs = self.profile["messages"]
+        temp = self.mm.temp_allocator
+        for entries in self.chains[:1]:
+            pc = 0
+            steps = 0
+            limit = 100 * max(len(entries), 1) + 1000
+            while pc < len(entries):
+                steps += 1
+                if steps > limit:
+                    raise RuntimeFailure(Error.Internal, "chain does not terminate (JumpFalseCall loop)")
+                kind, a, b, opname = entries[pc]
+                bus.work("instruction")
+                if kind == "KernelCall":
+                    try:
+                        a(KernelContext(self, temp), [self.values[i] for i in b])
+                    except RuntimeFailure as e:
+                        log.error(msgs["kernel_failed"].format(chain=0, index=pc, op=opname, status=int(e.code)))
+                        raise
+                    if on_instruction:
+                        on_instruction("kernel", opname)
+                elif kind == "DelegateCall":
+                    backend, handle = self.delegates[a]
+                    try:
+                        backend.execute(self, handle, [self.values[i] for i in b])
+                    except RuntimeFailure as e:
+                        log.error(msgs["delegate_failed"].format(index=pc, status=int(e.code)))
+                        raise
+                elif kind == "MoveCall":
+                    self._move(a, b)
+                elif kind == "JumpFalseCall":
+                    cond = self.values[a]
+                    if isinstance(cond, RtTensor):
+                        cond = bool(cond.array(bus).reshape(-1)[0])
+                    if not cond:
+                        pc = b
+                        temp.reset()
+                        continue
+                # FreeCall: the planned memory is reused by later tensors; nothing to do
+                temp.reset()
+                pc += 1
+
+    def _move(self, src: int, dst: int) -> None:
+        v = self.values[src]
+        d = self.values[dst]
+        if isinstance(v, RtTensor) and isinstance(d, RtTensor):
+            if v.nbytes != d.nbytes:
+                raise RuntimeFailure(Error.InvalidArgument, f"MoveCall between tensors of {v.nbytes} and {d.nbytes} bytes")
+            if v.address != d.address:
+                d.raw(self.bus)[:] = v.raw(self.bus)
+                self.bus.work("memcpy_byte", v.nbytes)
+        else:
+            self.values[dst] = v
+
+
+class KernelContext:
+    """What a kernel gets besides its arguments: the bus (for views and the cost model), the temp allocator."""
+
+    __slots__ = ("method", "bus", "temp_allocator")
+
+    def __init__(self, method: Method, temp_allocator):
+        self.method = method
+        self.bus = method.bus
+        self.temp_allocator = temp_allocator
+
+    def int_list(self, value) -> list:
+        if isinstance(value, tuple) and value and value[0] == "IntList":
+            return [int(self.method.values[i]) for i in value[1]]
+        if value is None:
+            return []
+        raise RuntimeFailure(Error.InvalidArgument, f"expected an int list, got {type(value).__name__}")

@@ -1,0 +1,141 @@
+"""The runner's perf monitor (``arm_perf_monitor.cpp``): Ethos-U PMU and Cortex-M55 cycle counting.
+
+At every Ethos-U inference begin (the driver hook) it enables the NPU PMU, sets the cycle counter to count
+from NPU_ACTIVE to NPU_IDLE, programs the four event counters (AXI0 read beats, AXI1 read beats, AXI0 write
+beats, NPU idle), enables and resets them; at the end it adds the counters to running totals and disables
+the PMU. CPU cycles come from the Cortex-M55 PMU cycle counter (CCNTR, enabled in ``et_pal_init``): the
+whole inference, the time inside ``EthosUBackend::execute`` and the time between inference begin and end.
+``StopMeasurements`` prints the block with the selected profile's strings.
+"""
+
+from __future__ import annotations
+
+from . import log
+
+# Ethos-U PMU registers and hardware event numbers
+PMCR, PMCNTENSET, PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG = 0x180, 0x184, 0x1A0, 0x1A4, 0x1A8
+PMEVCNTR0, PMEVTYPER0 = 0x300, 0x380
+NPU_IDLE, NPU_ACTIVE = 0x20, 0x23
+AXI0_RD_DATA_BEAT_RECEIVED, AXI1_RD_DATA_BEAT_RECEIVED, AXI0_WR_DATA_BEAT_WRITTEN = 0x82, 0x182, 0x87
+EVENTS_U55 = (AXI0_RD_DATA_BEAT_RECEIVED, AXI1_RD_DATA_BEAT_RECEIVED, AXI0_WR_DATA_BEAT_WRITTEN, NPU_IDLE)
+
+# Cortex-M55 (Armv8.1-M) PMU and DCB
+CPU_PMU_CCNTR = 0x307C
+CPU_PMU_CNTENSET = 0x3C00
+CPU_PMU_CTRL = 0x3E04
+DCB_DEMCR = 0xEDFC
+
+
+class PerfMonitor:
+    def __init__(self, bus, npu_base: int | None, system_base: int | None, profile: dict):
+        self.bus = bus
+        self.npu_base = npu_base
+        self.sys = system_base
+        self.profile = profile
+        self.pmu_cycles = 0
+        self.event_counts = [0, 0, 0, 0]
+        self.delegations = 0
+        self.npu_invocations = 0  # PR-era `ethosu_inference_count`, never reset
+        self.backend_cycles = 0
+        self.npu_wait_cycles = 0
+        self.start_cycles = 0
+        self._begin_cpu = 0
+        self._exec_begin = 0
+
+    # ------------------------------------------------------------------ CPU cycle counter
+    def cpu_init(self) -> None:
+        """``et_pal_init``: enable the Cortex-M55 PMU cycle counter."""
+        if self.sys is None:
+            return
+        self.bus.write32(self.sys + DCB_DEMCR, self.bus.read32(self.sys + DCB_DEMCR) | (1 << 24))
+        self.bus.write32(self.sys + CPU_PMU_CTRL, 0x1 | 0x4)  # E + cycle counter reset
+        self.bus.write32(self.sys + CPU_PMU_CNTENSET, 1 << 31)
+
+    def cpu_ccntr(self) -> int:
+        return self.bus.read32(self.sys + CPU_PMU_CCNTR) if self.sys is not None else 0
+
+    # ------------------------------------------------------------------ hooks
+    def start(self) -> None:
+        """``StartMeasurements``."""
+        self.start_cycles = self.cpu_ccntr()
+        self.pmu_cycles = 0
+        self.event_counts = [0, 0, 0, 0]
+        self.delegations = 0
+        self.backend_cycles = 0
+        self.npu_wait_cycles = 0
+
+    def execute_begin(self) -> None:
+        self._exec_begin = self.cpu_ccntr()
+
+    def execute_end(self) -> None:
+        self.backend_cycles += (self.cpu_ccntr() - self._exec_begin) & 0xFFFFFFFF
+
+    def inference_begin(self) -> None:
+        """``ethosu_inference_begin``: program and reset the NPU PMU."""
+        b = self.npu_base
+        if b is not None:
+            w = self.bus.write32
+            w(b + PMCR, self.bus.read32(b + PMCR) | 1)
+            w(b + PMCCNTR_CFG, NPU_ACTIVE | (NPU_IDLE << 16))
+            for i, ev in enumerate(EVENTS_U55):
+                w(b + PMEVTYPER0 + 4 * i, ev)
+            w(b + PMCNTENSET, 0xF | (1 << 31))
+            w(b + PMCR, self.bus.read32(b + PMCR) | 0x4)  # cycle counter reset
+            w(b + PMCR, self.bus.read32(b + PMCR) | 0x2)  # event counters reset
+        self._begin_cpu = self.cpu_ccntr()
+
+    def inference_end(self) -> None:
+        """``ethosu_inference_end``: accumulate the counters and disable the PMU."""
+        self.npu_wait_cycles += (self.cpu_ccntr() - self._begin_cpu) & 0xFFFFFFFF
+        self.delegations += 1
+        self.npu_invocations += 1
+        b = self.npu_base
+        if b is not None:
+            r = self.bus.read32
+            self.pmu_cycles += r(b + PMCCNTR_LO) | (r(b + PMCCNTR_HI) << 32)
+            for i in range(4):
+                self.event_counts[i] += r(b + PMEVCNTR0 + 4 * i)
+            self.bus.write32(b + PMCR, r(b + PMCR) & ~1)
+
+    # ------------------------------------------------------------------ report
+    def stop(self, num_inferences: int) -> None:
+        """``StopMeasurements``: print the block in the profile's format."""
+        cycle_count = (self.cpu_ccntr() - self.start_cycles) & 0xFFFFFFFF
+        msgs = self.profile["messages"]
+        n = max(num_inferences, 1)
+        head = self.profile["perf"] == "head"
+        info = log.info
+        count = num_inferences if self.profile["nopt_inference_count"] == "num_inferences" else self.npu_invocations
+        info(f"NPU Inferences : {count}")
+        if head:
+            info(f"NPU delegations: {self.delegations} ({self.delegations / n:.2f} per inference)")
+        info(msgs["profiler_report"])
+        if head:
+            info(f"ethos-u : cycle_cnt : {self.backend_cycles} cycles ({self.backend_cycles / n:.2f} per inference)")
+            info(f"Operator(s) total: {self.backend_cycles} CPU cycles ({self.backend_cycles / n:.2f} per inference)")
+            info(f"Inference runtime: {cycle_count} CPU cycles total ({cycle_count / n:.2f} per inference)")
+        else:
+            info(f"ethos-u : cycle_cnt : {self.backend_cycles} cycles")
+            info(f"Operator(s) total: {self.backend_cycles} CPU cycles")
+            info(f"Inference runtime: {cycle_count} CPU cycles total")
+        info(msgs["perf_note"])
+        if cycle_count == 0:
+            info(msgs["cpu_ratio_unknown"])
+            info(msgs["npu_ratio_unknown"])
+        else:
+            info(msgs["cpu_ratio"].format(v=100.0 * (cycle_count - self.npu_wait_cycles) / cycle_count))
+            info(msgs["npu_ratio"].format(v=100.0 * self.npu_wait_cycles / cycle_count))
+        if head:
+            info(f"cpu_wait_for_npu_cntr : {self.npu_wait_cycles} CPU cycles ({self.npu_wait_cycles / n:.2f} per inference)")
+        else:
+            info(f"cpu_wait_for_npu_cntr : {self.npu_wait_cycles} CPU cycles")
+        info(msgs["pmu_report"])
+        if head:
+            info(f"ethosu_pmu_cycle_cntr : {self.pmu_cycles} ({self.pmu_cycles / n:.2f} per inference)")
+            for i, c in enumerate(self.event_counts):
+                info(f"ethosu_pmu_cntr{i} : {c} ({c / n:.2f} per inference)")
+        else:
+            info(f"ethosu_pmu_cycle_cntr : {self.pmu_cycles}")
+            for i, c in enumerate(self.event_counts):
+                info(f"ethosu_pmu_cntr{i} : {c}")
+        info(msgs["pmu_events_u55"])

@@ -1,0 +1,156 @@
+"""Runtime profiles: the facts that differ between ExecuTorch versions of the runner, as data.
+
+A profile gives (research/executorch.md sections 1-3 and 8):
+
+* ``struct_sizes``: sizes and alignments of the runtime's structs on a 32-bit Cortex-M55 (what the method
+  allocator is charged for each object ``Method::init`` allocates);
+* ``accounting``: how ``ArmMemoryAllocator`` counts ``used`` (``formula`` in PR #12353 .. v1.3, true pointer
+  offsets from v1.4);
+* switches for the allocation sequence (input-set list, boxed lists, where kernel ``TensorMeta`` comes from,
+  the Ethos-U execution handle, how ``prepare_input_tensors`` allocates, alignments);
+* ``messages``: every log format string of the runner and perf monitor (Python ``str.format`` fields);
+* ``after_run``: the order of the runner's steps after the inferences (the PR-era runner printed memory
+  statistics before the outputs, later runners after).
+
+Profiles: ``executorch-1.5`` (ExecuTorch 1.5.x, the default for user programs) and ``executorch-pr12353``
+(the runner of PR #12353, whose log the original tutorial shows).
+"""
+
+from __future__ import annotations
+
+_COMMON_MESSAGES = {
+    "model_loaded": "PTE Model data loaded. Size: {size} bytes.",
+    "program_load_failed": "Program loading failed @ 0x{addr:x}: 0x{status:x}",
+    "methods": "Model buffer loaded, has {n} methods",
+    "no_methods": "Program has no methods",
+    "running_method": "Running method {name}",
+    "method_meta_failed": "Failed to get method_meta for {name}: 0x{status:x}",
+    "method_pool": "Setup Method allocator pool. Size: {size} bytes.",
+    "load_failed": "Loading of method {name} failed with status 0x{status:x}",
+    "method_loaded": "Method '{name}' loaded.",
+    "preparing_inputs": "Preparing inputs...",
+    "bundled_input": "Input testset[{index}] from bundled bpte",
+    "input_prepared": "Input prepared.",
+    "reading_input": "Reading input tensor {index} from file {path}",
+    "reading_input_failed": "Reading input tensor {index} from file {path} failed.",
+    "input_size_mismatch": "input size ({got}) and tensor size ({want}) mismatch!",
+    "exec_failed": "Execution of method {name} failed with status 0x{status:x}",
+    "outputs": "{n} outputs: ",
+    "writing_output": "Writing output to file: {path}",
+    "output_open_failed": "Could not open output file {path} (errno: {errno})",
+    "error_stats": "=== Error stats for testset {index} ===",
+    "mean_abs": " mean_absolute_error: {v:f}",
+    "max_abs": " max_absolute_error:  {v:f}",
+    "mean_rel": " mean_relative_error: {v:f}",
+    "max_rel": " max_relative_error:  {v:f}",
+    "error_stats_failed": "=== Error calculating stats for testset {index} ERROR:{status} ===",
+    "bundle_match": "Model output match expected BundleIO bpte ref data.",
+    "bundle_pass": "TEST: BundleIO index[{index}] Test_result: PASS",
+    "bundle_mismatch": "Model output don't match expected BundleIO bpte ref data. rtol={rtol:f} atol={atol:f}",
+    "bundle_fail": "TEST: BundleIO index[{index}] Test_result: FAIL",
+    "bundle_failed_status": "Bundle verification failed with status 0x{status:x}",
+    "pte_program_size": "model_pte_program_size:     {size} bytes.",
+    "pte_loaded_size": "model_pte_loaded_size:      {size} bytes.",
+    "method_used": "method_allocator_used:     {used} / {size}  free: {free} ( used: {pct} % ) ",
+    "method_planned": "method_allocator_planned:  {n} bytes",
+    "method_loaded_stat": "method_allocator_loaded:   {n} bytes",
+    "method_input": "method_allocator_input:    {n} bytes",
+    "method_executor": "method_allocator_executor: {n} bytes",
+    "stats_unavailable": "{pool}_allocator: statistics unavailable (allocator '{kind}' keeps no statistics)",
+    "complete": "Program complete, exiting.",
+    "eot": "\x04",
+    "problem": "Problem running model",
+    # EthosUBackend
+    "ethosu_data": "data:0x{addr:x}",
+    "ethosu_scratch_failed": "Failed to allocate scratch buffer of {size} bytes from temp_allocator",
+    "ethosu_invoke_failed": "Ethos-U invocation failed error ({code})",
+    "ethosu_input_type": "Input {index} expected Integer (4 byte), Char (1 byte) or Bool (1 byte) integer inputs, got ScalarType id {stype} size {size}",
+    "ethosu_input_sizes": "Input tensor sizes do not match",
+    "ethosu_elements": "Program expects {want} elements but got {got}",
+    "ethosu_output_sizes": "Total output tensor sizes do not match",
+    "ethosu_output_bytes": "Program expects {want} bytes but got {got}",
+    "delegate_failed": "CALL_DELEGATE execute failed at instruction {index}: 0x{status:x}",
+    "kernel_failed": "KernelCall failed at instruction {chain}:{index} in operator {op}: 0x{status:x}",
+    "missing_operator": "Missing operator: [{index}] {name}",
+    "op_not_found": "Kernel not found for operator {name}",
+    "backend_not_found": "Backend {name} is not registered.",
+    # perf monitor
+    "pmu_events_u55": ("Ethos-U PMU Events:[ETHOSU_PMU_AXI0_RD_DATA_BEAT_RECEIVED, ETHOSU_PMU_AXI1_RD_DATA_BEAT_RECEIVED, "
+                       "ETHOSU_PMU_AXI0_WR_DATA_BEAT_WRITTEN, ETHOSU_PMU_NPU_IDLE]"),
+    "perf_note": "NOTE: CPU cycle values and ratio calculations require FPGA and identical CPU/NPU frequency",
+    "cpu_ratio_unknown": "Inference CPU ratio: ?.?? %",
+    "npu_ratio_unknown": "Inference NPU ratio: ?.?? %",
+    "cpu_ratio": "Inference CPU ratio: {v:.2f} %",
+    "npu_ratio": "Inference NPU ratio: {v:.2f} %",
+    "pmu_report": "Ethos-U PMU report:",
+    "profiler_report": "Profiler report, CPU cycles per operator:",
+}
+
+_SIZES_V11 = {
+    # name: (size, alignment) on a 32-bit Cortex-M55 (arm-none-eabi-g++ 12.2), research/executorch.md 8.2
+    "EValue": (16, 8), "TensorImpl": (32, 4), "BackendDelegate": (40, 8), "CompileSpec": (12, 4),
+    "Chain": (16, 4), "OpFunction": (4, 4), "EValuePtr": (4, 4), "InstructionArgs": (8, 4),
+    "TensorMeta": (12, 4), "BoxedEvalueList": (12, 4), "ArrayRef": (8, 4), "Tensor": (4, 4),
+    "OptionalTensor": (8, 4), "SizesType": (4, 4), "DimOrderType": (1, 1), "StridesType": (4, 4),
+    "int64": (8, 8), "bool": (1, 1), "double": (8, 8), "voidptr": (4, 4),
+}
+
+PROFILES = {
+    "executorch-1.5": {
+        "description": "ExecuTorch 1.5 arm_executor_runner (true-offset accounting, HEAD log format)",
+        "struct_sizes": dict(_SIZES_V11),
+        "accounting": "true_offset",
+        "default_alignment": 4,            # alignof(void*)
+        "planned_alignment": 16,
+        "scratch_alignment": 16,
+        "input_set_list": True,            # bool[n_inputs] after values_ (since 2025-08)
+        "boxed_lists": True,               # BoxedEvalueList / ArrayRef instances (since 2025-10)
+        "kernel_meta_allocator": "temp",   # TensorMeta + dim orders from the temp allocator (since 2025-08)
+        "ethosu_handle": None,             # ExecutionHandle on the heap (since v1.2)
+        "prepare_inputs": "evalue_list",   # allocateList<EValue>(n), inputs filled in place
+        "fill_all_dtypes": True,
+        "temp_line": "size",               # `temp_allocator:            <pool size>`
+        "nopt_inference_count": "num_inferences",
+        "pte_line": "PTE @ 0x{addr:x} [----{magic}]",
+        "planned_line": "Setting up planned buffer with mem_id={mem_id}, size {size}.",
+        "after_run": ["inferences_finished", "outputs", "verify", "model_run_run", "model_run_main", "mem_status",
+                      "complete", "eot"],
+        "run_lines": {"starting": "Starting running {n} inferences...", "finished": "{n} inferences finished",
+                      "model_run": "Model run: {ok}"},
+        "perf": "head",
+        "messages": dict(_COMMON_MESSAGES, temp_size="temp_allocator:            {size}"),
+    },
+    "executorch-pr12353": {
+        "description": "The runner of ExecuTorch PR #12353 (July 2025), whose log the original tutorial shows",
+        "struct_sizes": dict(_SIZES_V11, EValue=(24, 8), BackendDelegate=(24, 4), ExecutionHandle=(4, 4)),
+        "accounting": "formula",
+        "default_alignment": 4,
+        "planned_alignment": 4,
+        "scratch_alignment": 4,
+        "input_set_list": False,
+        "boxed_lists": False,
+        "kernel_meta_allocator": "method",
+        "ethosu_handle": "ExecutionHandle",
+        "prepare_inputs": "pointer_array_and_buffers",
+        "fill_all_dtypes": False,          # only Int, Float, Char inputs are filled with ones
+        "temp_line": "peak",
+        "nopt_inference_count": "npu_invocations",
+        "pte_line": "PTE in 0x{addr:x} {first} Size: {size} bytes",
+        "planned_line": "Setting up planned buffer {index}, size {size}.",
+        "after_run": ["model_executed", "mem_status", "outputs", "verify", "complete", "eot"],
+        "run_lines": {"starting": "Starting the model execution...", "executed": "Model executed successfully."},
+        "perf": "pr12353",
+        "messages": dict(_COMMON_MESSAGES,
+                         peak_temp="peak_temp_allocator:       {peak} / {size} free: {free} ( used: {pct} % ) "),
+    },
+}
+
+DEFAULT_PROFILE = "executorch-1.5"
+TUTORIAL_PROFILE = "executorch-pr12353"
+
+
+def get_profile(name: str) -> dict:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise KeyError(f"unknown runtime profile {name!r}; available: {', '.join(PROFILES)}") from None

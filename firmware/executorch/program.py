@@ -1,0 +1,831 @@
+"""Reader for ExecuTorch programs (``.pte``, FlatBuffer identifier ``ET12``; ``schema/program.fbs``).
+
+``load_program(buf)`` mirrors ``Program::load`` (``runtime/executor/program.cpp``): optional extended header
+``eh00`` at offset 8, the identifier check, the constant segment. It then parses every execution plan into
+plain frozen dataclasses and validates every cross reference that later code follows (value, operator,
+delegate and segment indices, planned-memory ranges, constant-data ranges, tensor ranks and dim orders),
+so the method loader and the kernels can trust what they get. Anything wrong raises
+``RuntimeFailure(code, "<one line>")``; the runtime's own message is used where it has one.
+
+The image is never copied: ``Program.buffer`` is a memoryview of ``buf``, and data (constants, delegate blobs)
+is handed out as ``(offset, size)`` ranges inside it, or as numpy views (``constant_array``).
+
+Where the C++ runtime checks a thing only at ``Program::load_method``/``Method::init`` time, this reader
+checks it at load time instead (a corrupt program fails earlier here). Things the runtime rejects with
+``NotSupported`` and that are not memory-safety issues (non-zero ``storage_offset``, ``DYNAMIC_UNBOUND``
+tensors, ``memory_offset_high != 0`` on a 32-bit target) are kept as data for the method loader to refuse.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from firmware.executorch.error import Error, RuntimeFailure
+from firmware.executorch.flatbuf import FlatBuffer, Table, as_memoryview, fail
+
+PROGRAM_IDENTIFIER = b"ET12"
+
+# schema/extended_header.h
+EXTENDED_HEADER_OFFSET = 8
+EXTENDED_HEADER_MAGIC = b"eh00"
+EXTENDED_HEADER_MIN_LENGTH = 24  # magic(4) + length(4) + program_size(8) + segment_base_offset(8)
+NUM_HEAD_BYTES = 64  # Program::load first loads this many bytes (kNumHeadBytes)
+
+TENSOR_DIMENSION_LIMIT = 16  # runtime/core/exec_aten/util/tensor_dimension_limit.h (kTensorDimensionLimit)
+SIZE_T_MAX = 2**32 - 1  # the target is 32-bit: a tensor's nbytes must fit in size_t
+
+# ScalarType (c10 numbering, runtime/core/portable_type/scalar_type.h): id -> (name, element size, numpy dtype)
+SCALAR_TYPES: dict[int, tuple[str, int, "np.dtype | None"]] = {
+    0: ("Byte", 1, np.dtype(np.uint8)),
+    1: ("Char", 1, np.dtype(np.int8)),
+    2: ("Short", 2, np.dtype("<i2")),
+    3: ("Int", 4, np.dtype("<i4")),
+    4: ("Long", 8, np.dtype("<i8")),
+    5: ("Half", 2, np.dtype("<f2")),
+    6: ("Float", 4, np.dtype("<f4")),
+    7: ("Double", 8, np.dtype("<f8")),
+    8: ("ComplexHalf", 4, None),
+    9: ("ComplexFloat", 8, np.dtype("<c8")),
+    10: ("ComplexDouble", 16, np.dtype("<c16")),
+    11: ("Bool", 1, np.dtype(np.bool_)),
+    12: ("QInt8", 1, np.dtype(np.int8)),
+    13: ("QUInt8", 1, np.dtype(np.uint8)),
+    14: ("QInt32", 4, np.dtype("<i4")),
+    15: ("BFloat16", 2, None),
+    16: ("QUInt4x2", 1, None),
+    17: ("QUInt2x4", 1, None),
+    18: ("Bits1x8", 1, None),
+    19: ("Bits2x4", 1, None),
+    20: ("Bits4x2", 1, None),
+    21: ("Bits8", 1, None),
+    22: ("Bits16", 2, None),
+    23: ("Float8_e5m2", 1, None),
+    24: ("Float8_e4m3fn", 1, None),
+    25: ("Float8_e5m2fnuz", 1, None),
+    26: ("Float8_e4m3fnuz", 1, None),
+    27: ("UInt16", 2, np.dtype("<u2")),
+    28: ("UInt32", 4, np.dtype("<u4")),
+    29: ("UInt64", 8, np.dtype("<u8")),
+}
+SCALAR_TYPE_IDS = {name: sid for sid, (name, _, _) in SCALAR_TYPES.items()}
+
+# union KernelTypes (tag -> EValue.kind)
+EVALUE_KINDS = ("None", "Null", "Int", "Bool", "Double", "Tensor", "String", "IntList", "DoubleList",
+                "BoolList", "TensorList", "OptionalTensorList")
+# union InstructionArguments
+INSTRUCTION_KINDS = ("NONE", "KernelCall", "DelegateCall", "MoveCall", "JumpFalseCall", "FreeCall")
+
+# enum DataLocation
+INLINE = 0
+SEGMENT = 1
+# enum TensorShapeDynamism
+STATIC = 0
+DYNAMIC_BOUND = 1
+DYNAMIC_UNBOUND = 2
+# enum TensorDataLocation
+CONSTANT_SEGMENT = 0
+EXTERNAL = 1
+
+
+def _ident_str(raw: bytes) -> str:
+    """``%.4s`` of an identifier: stop at NUL; non-printable bytes escaped so the message stays one line."""
+    raw = raw.split(b"\0", 1)[0]
+    return "".join(chr(b) if 32 <= b < 127 else f"\\x{b:02x}" for b in raw)
+
+
+def _program_fail(message: str) -> RuntimeFailure:
+    return fail(message, Error.InvalidProgram)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Data model
+# ----------------------------------------------------------------------------------------------------------
+
+class AllocationInfo(NamedTuple):
+    """``AllocationDetails``: planned buffer ``memory_id`` (1-based; runtime uses ``memory_id - 1``) and the
+    64-bit byte offset ``memory_offset_low | memory_offset_high << 32``."""
+    memory_id: int
+    memory_offset: int
+
+    @property
+    def memory_offset_high(self) -> int:
+        return self.memory_offset >> 32
+
+
+class ExtraTensorInfo(NamedTuple):
+    mutable_data_segments_idx: int
+    fully_qualified_name: str | None
+    location: int  # CONSTANT_SEGMENT (0) or EXTERNAL (1)
+    device_type: int = 0
+    device_index: int = 0
+
+
+class ExtendedHeader(NamedTuple):
+    header_length: int
+    program_size: int
+    segment_base_offset: int
+    segment_data_size: int | None
+
+
+class SubsegmentOffsets(NamedTuple):
+    segment_index: int
+    offsets: list
+
+
+class NamedData(NamedTuple):
+    key: str
+    segment_index: int
+
+
+class CompileSpec(NamedTuple):
+    key: str
+    value: bytes
+
+
+@dataclass(frozen=True)
+class Tensor:
+    scalar_type: int
+    sizes: tuple
+    dim_order: tuple
+    storage_offset: int = 0
+    requires_grad: bool = False
+    data_buffer_idx: int = 0
+    allocation_info: AllocationInfo | None = None
+    layout: int = 0
+    shape_dynamism: int = STATIC
+    extra_tensor_info: ExtraTensorInfo | None = None
+
+    @property
+    def dim(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.sizes)
+
+    @property
+    def elem_size(self) -> int:
+        return SCALAR_TYPES[self.scalar_type][1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.elem_size
+
+    @property
+    def dtype(self):
+        """numpy dtype (None for types numpy lacks, e.g. BFloat16)."""
+        return SCALAR_TYPES[self.scalar_type][2]
+
+    @property
+    def scalar_type_name(self) -> str:
+        return SCALAR_TYPES[self.scalar_type][0]
+
+    @property
+    def is_external(self) -> bool:
+        return self.extra_tensor_info is not None and self.extra_tensor_info.location == EXTERNAL
+
+    @property
+    def is_constant(self) -> bool:
+        """Data in the program (constant segment / legacy constant_buffer)."""
+        return not self.is_external and self.data_buffer_idx > 0 and self.allocation_info is None
+
+    @property
+    def is_memory_planned(self) -> bool:
+        return self.allocation_info is not None
+
+    @property
+    def has_initial_state(self) -> bool:
+        """Planned and initialised from ``mutable_data_segments``."""
+        return self.allocation_info is not None and self.data_buffer_idx > 0 and not self.is_external
+
+
+@dataclass(frozen=True)
+class EValue:
+    """``kind`` is one of ``EVALUE_KINDS``. ``value``: None (None/Null), int, bool, float, ``Tensor``, str,
+    or a list: IntList -> value indices of the Int EValues (the runtime boxes them), DoubleList -> floats,
+    BoolList -> bools, TensorList -> value indices, OptionalTensorList -> value indices (-1 = None)."""
+    kind: str
+    value: object = None
+
+
+class Operator(NamedTuple):
+    name: str
+    overload: str
+
+    @property
+    def full_name(self) -> str:
+        """``name.overload`` (no dot when the overload is empty), as the kernel registry keys it."""
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+
+@dataclass(frozen=True)
+class BackendDelegate:
+    id: str
+    location: int  # INLINE (0) -> Program.backend_delegate_data, SEGMENT (1) -> Program.segments
+    index: int
+    compile_specs: list  # of CompileSpec(key, value)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    kind: str  # KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall
+    op_index: int | None = None  # KernelCall
+    delegate_index: int | None = None  # DelegateCall
+    args: list = field(default_factory=list)  # KernelCall / DelegateCall value indices
+    move_from: int | None = None  # MoveCall
+    move_to: int | None = None
+    cond_value_index: int | None = None  # JumpFalseCall
+    destination_instruction: int | None = None
+    value_index: int | None = None  # FreeCall
+
+
+@dataclass(frozen=True)
+class Chain:
+    inputs: list
+    outputs: list
+    instructions: list  # of Instruction
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    name: str
+    values: list  # of EValue
+    inputs: list
+    outputs: list
+    chains: list  # of Chain
+    operators: list  # of Operator
+    delegates: list  # of BackendDelegate
+    non_const_buffer_sizes: list  # [0] is reserved; planned buffer i is entry i + 1
+    encoded_inp_str: str | None = None
+    encoded_out_str: str | None = None
+
+    @property
+    def num_memory_planned_buffers(self) -> int:
+        return max(len(self.non_const_buffer_sizes) - 1, 0)
+
+    @property
+    def memory_planned_buffer_sizes(self) -> list:
+        return list(self.non_const_buffer_sizes[1:])
+
+    def int_list(self, value_index: int) -> list:
+        """The ints of an IntList value (its items are indices of Int EValues, boxed like the runtime does)."""
+        v = self.values[value_index]
+        if v.kind != "IntList":
+            raise RuntimeFailure(Error.InvalidType, f"value {value_index} is {v.kind}, not IntList")
+        out = []
+        for j in v.value:
+            item = self.values[j]
+            if item.kind != "Int":
+                raise RuntimeFailure(Error.InvalidType, f"IntList {value_index} item {j} is {item.kind}, not Int")
+            out.append(item.value)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    version: int
+    execution_plans: list  # of ExecutionPlan
+    constant_buffers: list  # (offset, size) in the image of each legacy constant_buffer[i].storage; (0, 0): none
+    backend_delegate_data: list  # (offset, size) in the image
+    segments: list  # (offset, size) relative to segment_base_offset
+    segment_base_offset: int
+    constant_segment: SubsegmentOffsets | None
+    mutable_data_segments: list  # of SubsegmentOffsets
+    named_data: list  # of NamedData
+    program_size: int  # bytes of the flatbuffer part (whole buffer when there is no extended header)
+    extended_header: ExtendedHeader | None
+    buffer: memoryview  # the whole image
+
+    # --- methods ---------------------------------------------------------------------------------------
+    @property
+    def num_methods(self) -> int:
+        return len(self.execution_plans)
+
+    def get_method_name(self, index: int) -> str:
+        if not 0 <= index < len(self.execution_plans):
+            raise RuntimeFailure(Error.InvalidArgument, f"Method index {index} out of range")
+        return self.execution_plans[index].name
+
+    def method(self, name: str) -> ExecutionPlan:
+        for plan in self.execution_plans:
+            if plan.name == name:
+                return plan
+        raise RuntimeFailure(Error.InvalidArgument, f"No method named '{name}' in program")
+
+    # --- data -------------------------------------------------------------------------------------------
+    @property
+    def constant_segment_loaded(self) -> bool:
+        """True when constants live in the constant segment (``constant_segment.offsets`` has > 1 entry)."""
+        return self.constant_segment is not None and len(self.constant_segment.offsets) > 1
+
+    def segment_range(self, index: int) -> tuple[int, int]:
+        """(offset in the image, size) of ``segments[index]``."""
+        if not 0 <= index < len(self.segments):
+            raise RuntimeFailure(Error.NotFound, f"Segment index {index} out of range (>= {len(self.segments)})")
+        off, size = self.segments[index]
+        return self.segment_base_offset + off, size
+
+    def constant_data(self, data_buffer_idx: int, nbytes: int) -> tuple[int, int]:
+        """(offset in the image, nbytes) of constant buffer ``data_buffer_idx`` (``get_constant_buffer_data``).
+
+        Constant segment if it was loaded, else the legacy ``constant_buffer`` list; index 0 is the reserved
+        placeholder. Errors are the runtime's (``InvalidArgument``)."""
+        if self.constant_segment_loaded:
+            offsets = self.constant_segment.offsets
+            if not 0 <= data_buffer_idx < len(offsets):
+                raise RuntimeFailure(
+                    Error.InvalidArgument,
+                    f"Constant segment buffer index {data_buffer_idx} invalid for program constant segment "
+                    f"range {len(offsets)}")
+            seg_off, seg_size = self.segment_range(self.constant_segment.segment_index)
+            offset = offsets[data_buffer_idx]
+            if offset + nbytes > seg_size:
+                raise RuntimeFailure(
+                    Error.InvalidArgument,
+                    f"Constant segment offset {offset} + size_bytes {nbytes} invalid for program constant "
+                    f"segment size {seg_size}")
+            return seg_off + offset, nbytes
+        if not 0 <= data_buffer_idx < len(self.constant_buffers):
+            raise RuntimeFailure(
+                Error.InvalidArgument,
+                f"Constant buffer index {data_buffer_idx} invalid for program constant buffer range "
+                f"{len(self.constant_buffers)}")
+        off, storage_size = self.constant_buffers[data_buffer_idx]
+        if off == 0 and nbytes > 0:  # (0, 0) marks a Buffer without storage: the runtime would read NULL
+            raise RuntimeFailure(Error.InvalidArgument, f"Constant buffer {data_buffer_idx} has no storage")
+        # The runtime's check (storage must not be larger than the tensor)...
+        if storage_size > nbytes:
+            raise RuntimeFailure(Error.InvalidArgument,
+                                 f"Constant buffer size {storage_size} larger than allocated nbytes {nbytes}")
+        # ... and ours: the bytes the tensor will read must be inside the image.
+        if off + nbytes > len(self.buffer):
+            raise RuntimeFailure(Error.InvalidArgument,
+                                 f"Constant buffer {data_buffer_idx} of {nbytes} bytes at offset {off} runs past "
+                                 f"the program end {len(self.buffer)}")
+        return off, nbytes
+
+    def mutable_data(self, mutable_data_segments_index: int, offset_index: int, nbytes: int) -> tuple[int, int]:
+        """(offset in the image, nbytes) of a planned tensor's initial state (``load_mutable_subsegment_into``)."""
+        if not 0 <= mutable_data_segments_index < len(self.mutable_data_segments):
+            raise RuntimeFailure(Error.NotFound,
+                                 f"mutable_data_segments index {mutable_data_segments_index} out of range "
+                                 f"(>= {len(self.mutable_data_segments)})")
+        sub = self.mutable_data_segments[mutable_data_segments_index]
+        if not 0 <= offset_index < len(sub.offsets):
+            raise RuntimeFailure(Error.NotFound,
+                                 f"offset index {offset_index} out of range (>= {len(sub.offsets)}) for "
+                                 f"mutable data segment {mutable_data_segments_index}")
+        seg_off, seg_size = self.segment_range(sub.segment_index)
+        offset = sub.offsets[offset_index]
+        if offset + nbytes > seg_size:
+            raise RuntimeFailure(Error.InvalidArgument,
+                                 f"Mutable data offset {offset} + size {nbytes} > segment size {seg_size}")
+        return seg_off + offset, nbytes
+
+    def delegate_data(self, delegate: BackendDelegate) -> tuple[int, int]:
+        """(offset in the image, size) of a delegate's processed blob."""
+        if delegate.location == INLINE:
+            if not 0 <= delegate.index < len(self.backend_delegate_data):
+                raise RuntimeFailure(Error.NotFound, f"index {delegate.index} >= list size "
+                                                     f"{len(self.backend_delegate_data)}")
+            return self.backend_delegate_data[delegate.index]
+        if delegate.location == SEGMENT:
+            if self.segment_base_offset == 0:
+                raise RuntimeFailure(Error.NotFound, f"No segments in program: requested index {delegate.index}")
+            return self.segment_range(delegate.index)
+        raise RuntimeFailure(Error.Internal, f"Unknown data location {delegate.location}")
+
+    def view(self, offset: int, size: int) -> memoryview:
+        """Zero-copy view of ``size`` bytes at ``offset`` of the image."""
+        if offset < 0 or size < 0 or offset + size > len(self.buffer):
+            raise RuntimeFailure(Error.InvalidArgument,
+                                 f"range {offset}+{size} is outside the program of {len(self.buffer)} bytes")
+        return self.buffer[offset:offset + size]
+
+    def constant_array(self, tensor: Tensor) -> np.ndarray:
+        """A numpy view (no copy) of a constant tensor's data, in logical shape (honours ``dim_order``)."""
+        if not tensor.is_constant:
+            raise RuntimeFailure(Error.InvalidArgument, "tensor is not a program constant")
+        off, nbytes = self.constant_data(tensor.data_buffer_idx, tensor.nbytes)
+        return tensor_view(self.buffer, off, tensor.scalar_type, tensor.sizes, tensor.dim_order)
+
+
+def tensor_view(buf, offset: int, scalar_type: int, sizes, dim_order=None) -> np.ndarray:
+    """A numpy view of a dense tensor stored at ``buf[offset:]`` in ``dim_order`` memory order, returned in
+    logical (``sizes``) shape. No copy: writable iff ``buf`` is."""
+    name, esize, dtype = SCALAR_TYPES[scalar_type]
+    if dtype is None:
+        raise RuntimeFailure(Error.NotSupported, f"ScalarType {name} has no numpy dtype")
+    sizes = tuple(sizes)
+    order = tuple(dim_order) if dim_order is not None else tuple(range(len(sizes)))
+    count = math.prod(sizes)
+    mv = as_memoryview(buf)
+    if offset < 0 or offset + count * esize > len(mv):
+        raise RuntimeFailure(Error.InvalidArgument,
+                             f"tensor of {count * esize} bytes at offset {offset} is outside the buffer of {len(mv)}")
+    flat = np.frombuffer(mv, dtype=dtype, count=count, offset=offset)
+    physical = tuple(sizes[d] for d in order)
+    arr = flat.reshape(physical)
+    if order != tuple(range(len(sizes))):
+        arr = arr.transpose(tuple(int(i) for i in np.argsort(order)))
+    return arr
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Parsing
+# ----------------------------------------------------------------------------------------------------------
+
+def _parse_extended_header(mv: memoryview) -> ExtendedHeader | None:
+    h = EXTENDED_HEADER_OFFSET
+    if bytes(mv[h:h + 4]) != EXTENDED_HEADER_MAGIC:
+        return None
+    header_length = int.from_bytes(mv[h + 4:h + 8], "little")
+    if header_length < EXTENDED_HEADER_MIN_LENGTH:
+        raise _program_fail(f"Extended header length {header_length} < {EXTENDED_HEADER_MIN_LENGTH}")
+    program_size = int.from_bytes(mv[h + 8:h + 16], "little")
+    segment_base_offset = int.from_bytes(mv[h + 16:h + 24], "little")
+    segment_data_size = None
+    if header_length >= 32:
+        segment_data_size = int.from_bytes(mv[h + 24:h + 32], "little")
+    return ExtendedHeader(header_length, program_size, segment_base_offset, segment_data_size)
+
+
+def load_program(buf) -> Program:
+    """Parse and validate a ``.pte`` image held in ``buf`` (bytes, memoryview or numpy uint8 array)."""
+    mv = as_memoryview(buf)
+    file_size = len(mv)
+    if file_size < NUM_HEAD_BYTES:
+        # Program::load first loads kNumHeadBytes through the DataLoader, which fails on a shorter buffer.
+        raise RuntimeFailure(Error.InvalidArgument,
+                             f"offset 0 + size {NUM_HEAD_BYTES} > size_ {file_size}: program buffer too short")
+    eh = _parse_extended_header(mv)
+    if eh is not None:
+        program_size, segment_base_offset = eh.program_size, eh.segment_base_offset
+        if program_size > file_size:
+            raise RuntimeFailure(Error.InvalidArgument,
+                                 f"offset 0 + size {program_size} > size_ {file_size}: extended header program_size "
+                                 f"exceeds the buffer")
+        if segment_base_offset > file_size:
+            raise _program_fail(f"Extended header segment_base_offset {segment_base_offset} is past the end of the "
+                                f"{file_size}-byte buffer")
+    else:
+        program_size, segment_base_offset = file_size, 0
+
+    ident = bytes(mv[4:8]) if program_size >= 8 else bytes(mv[4:max(program_size, 4)])
+    if ident != PROGRAM_IDENTIFIER:
+        raise _program_fail(f"Program identifier '{_ident_str(ident)}' != expected 'ET12'")
+
+    fb = FlatBuffer(mv[:program_size], "program")
+    root = fb.root("Program")
+    return _parse_program(root, mv, program_size, segment_base_offset, eh)
+
+
+def _parse_subsegment(t: Table) -> SubsegmentOffsets:
+    return SubsegmentOffsets(t.scalar(0, "I", 0, "segment_index"), list(t.scalars(1, "Q", "offsets") or ()))
+
+
+def _parse_program(root: Table, mv: memoryview, program_size: int, segment_base_offset: int,
+                   eh: ExtendedHeader | None) -> Program:
+    file_size = len(mv)
+    version = root.scalar(0, "I", 0, "version")
+
+    constant_buffers = []
+    for i, t in enumerate(root.tables(2, "Buffer", "constant_buffer") or ()):
+        r = t.bytes_range(0, "storage")
+        constant_buffers.append(r if r is not None else (0, 0))
+
+    backend_delegate_data = []
+    for i, t in enumerate(root.tables(3, "BackendDelegateInlineData", "backend_delegate_data") or ()):
+        r = t.bytes_range(0, "data")
+        if r is None:
+            raise _program_fail(f"backend_delegate_data[{i}] has no data")
+        backend_delegate_data.append(r)
+
+    segments = []
+    for i, t in enumerate(root.tables(4, "DataSegment", "segments") or ()):
+        off = t.scalar(0, "Q", 0, "offset")
+        size = t.scalar(1, "Q", 0, "size")
+        if segment_base_offset + off + size > file_size:
+            raise _program_fail(f"Segment {i} (offset {off}, size {size}, base {segment_base_offset}) runs past the "
+                                f"end of the {file_size}-byte buffer")
+        segments.append((off, size))
+
+    cs_table = root.table(5, "SubsegmentOffsets", "constant_segment")
+    constant_segment = _parse_subsegment(cs_table) if cs_table is not None else None
+    if constant_segment is not None and len(constant_segment.offsets) > 1:
+        if constant_buffers:
+            raise _program_fail(f"constant_buffer contains {len(constant_buffers)} items, constant_segment.offsets "
+                                f"contains {len(constant_segment.offsets)} items. Only one should be used.")
+        if root.vector(4, 4, "segments") is None:
+            raise _program_fail("No segments in program")
+        if constant_segment.segment_index >= len(segments):
+            raise _program_fail(f"Constant segment index {constant_segment.segment_index} invalid for program "
+                                f"segments range {len(segments)}")
+
+    mutable_data_segments = list(
+        _parse_subsegment(t)
+        for t in (root.tables(6, "SubsegmentOffsets", "mutable_data_segments") or ()))
+    for i, sub in enumerate(mutable_data_segments):
+        if sub.segment_index >= len(segments):
+            raise _program_fail(f"mutable_data_segments[{i}].segment_index {sub.segment_index} out of range "
+                                f"(>= {len(segments)})")
+
+    named_data = []
+    for i, t in enumerate(root.tables(7, "NamedData", "named_data") or ()):
+        key = t.string(0, "key")
+        seg = t.scalar(1, "I", 0, "segment_index")
+        if key is None:
+            raise _program_fail(f"named_data[{i}] has no key")
+        if seg >= len(segments):
+            raise _program_fail(f"named_data[{i}] '{key}' segment index {seg} out of range (>= {len(segments)})")
+        named_data.append(NamedData(key, seg))
+
+    program = Program(
+        version=version,
+        execution_plans=[],
+        constant_buffers=constant_buffers,
+        backend_delegate_data=backend_delegate_data,
+        segments=segments,
+        segment_base_offset=segment_base_offset,
+        constant_segment=constant_segment,
+        mutable_data_segments=mutable_data_segments,
+        named_data=named_data,
+        program_size=program_size,
+        extended_header=eh,
+        buffer=mv,
+    )
+    program.execution_plans.extend(
+        _parse_plan(t, program, i) for i, t in enumerate(root.tables(1, "ExecutionPlan", "execution_plan") or ()))
+    return program
+
+
+def _check_index(idx: int, n: int, what: str) -> None:
+    if not 0 <= idx < n:
+        raise _program_fail(f"{what}: index {idx} negative or >= {n}")
+
+
+def _parse_plan(t: Table, program: Program, plan_index: int) -> ExecutionPlan:
+    name = t.string(0, "name")
+    if name is None:
+        raise _program_fail(f"execution_plan[{plan_index}]: Missing name field")
+    where = f"method '{name}'"
+    meta = t.table(1, "ContainerMetadata", "container_meta_type")
+    enc_in = enc_out = None
+    if meta is not None:
+        enc_in, enc_out = meta.string(0, "encoded_inp_str"), meta.string(1, "encoded_out_str")
+
+    value_tables = t.tables(2, "EValue", "values")
+    if value_tables is None:
+        raise _program_fail(f"{where}: Missing values")
+    n_values = len(value_tables)
+
+    inputs = t.scalars(3, "i", "inputs")
+    if inputs is None:
+        raise _program_fail(f"{where}: Missing inputs field")
+    outputs = t.scalars(4, "i", "outputs")
+    if outputs is None:
+        raise _program_fail(f"{where}: Missing outputs field")
+    for i, v in enumerate(inputs):
+        _check_index(v, n_values, f"{where} input {i}")
+    for i, v in enumerate(outputs):
+        _check_index(v, n_values, f"{where} output {i}")
+
+    ncbs = t.scalars(8, "q", "non_const_buffer_sizes")
+    if ncbs is None:
+        raise _program_fail(f"{where}: Missing non_const_buffer_sizes field")
+    for i, s in enumerate(ncbs):
+        if s < 0:
+            raise _program_fail(f"{where}: non_const_buffer_sizes[{i}] = {s} is negative")
+
+    operators = []
+    for i, ot in enumerate(t.tables(6, "Operator", "operators") or ()):
+        op_name = ot.string(0, "name")
+        if op_name is None:
+            raise _program_fail(f"{where} operator {i}: Missing operator name")
+        operators.append(Operator(op_name, ot.string(1, "overload") or ""))
+
+    delegate_tables = t.tables(7, "BackendDelegate", "delegates")
+    if delegate_tables is None:
+        raise _program_fail(f"{where}: Missing delegates field")
+    delegates = list(_parse_delegate(dt, program, f"{where} delegate {i}") for i, dt in enumerate(delegate_tables))
+
+    values = list(_parse_value(vt, i, n_values, program, ncbs, where) for i, vt in enumerate(value_tables))
+
+    chain_tables = t.tables(5, "Chain", "chains")
+    if not chain_tables:
+        raise _program_fail(f"{where}: No chains")
+    chains = list(_parse_chain(ct, i, n_values, len(operators), len(delegates), where)
+                   for i, ct in enumerate(chain_tables))
+
+    return ExecutionPlan(name=name, values=values, inputs=list(inputs), outputs=list(outputs), chains=chains,
+                         operators=operators, delegates=delegates, non_const_buffer_sizes=list(ncbs),
+                         encoded_inp_str=enc_in, encoded_out_str=enc_out)
+
+
+def _parse_delegate(t: Table, program: Program, where: str) -> BackendDelegate:
+    did = t.string(0, "id")
+    if did is None:
+        raise _program_fail(f"{where}: Missing backend id")
+    ref = t.table(1, "BackendDelegateDataReference", "processed")
+    if ref is None:
+        raise _program_fail(f"{where} ({did}): Missing processed data reference")
+    location = ref.scalar(0, "b", 0, "location")
+    index = ref.scalar(1, "I", 0, "index")
+    if location == INLINE:
+        if index >= len(program.backend_delegate_data):
+            raise _program_fail(f"{where} ({did}): inline data index {index} >= list size "
+                                f"{len(program.backend_delegate_data)}")
+    elif location == SEGMENT:
+        if program.segment_base_offset == 0:
+            raise _program_fail(f"{where} ({did}): No segments in program: requested index {index}")
+        if index >= len(program.segments):
+            raise _program_fail(f"{where} ({did}): Segment index {index} out of range (>= {len(program.segments)})")
+    else:
+        raise _program_fail(f"{where} ({did}): Unknown data location {location & 0xFF}")
+    specs = []
+    for i, st in enumerate(t.tables(2, "CompileSpec", "compile_specs") or ()):
+        key = st.string(0, "key")
+        if key is None:
+            raise _program_fail(f"{where} ({did}): compile spec {i} has no key")
+        r = st.bytes_range(1, "value")
+        value = bytes(program.buffer[r[0]:r[0] + r[1]]) if r is not None else b""
+        specs.append(CompileSpec(key, value))
+    return BackendDelegate(id=did, location=location, index=index, compile_specs=specs)
+
+
+def _parse_value(vt: Table, i: int, n_values: int, program: Program, ncbs: tuple, where: str) -> EValue:
+    tag, pos = vt.union(0, "val")
+    if tag == 1:  # Null: the table may be absent
+        return EValue("Null", None)
+    if not pos:
+        raise _program_fail(f"{where}: Null value at index {i}")
+    if not 1 <= tag < len(EVALUE_KINDS):
+        raise _program_fail(f"{where}: Unknown KernelTypes value {(tag - 1) & 0xFFFFFFFF} at index {i}")
+    kind = EVALUE_KINDS[tag]
+    t = Table(vt.fb, pos, kind)
+    if kind == "Int":
+        return EValue(kind, t.scalar(0, "q", 0, "int_val"))
+    if kind == "Bool":
+        return EValue(kind, t.boolean(0, False, "bool_val"))
+    if kind == "Double":
+        return EValue(kind, t.scalar(0, "d", 0.0, "double_val"))
+    if kind == "String":
+        s = t.string(0, "string_val")
+        if s is None:
+            raise _program_fail(f"{where}: Missing string at index {i}")
+        return EValue(kind, s)
+    if kind == "Tensor":
+        return EValue(kind, _parse_tensor(t, i, program, ncbs, where))
+    fmt = {"IntList": "q", "DoubleList": "d", "BoolList": "?", "TensorList": "i", "OptionalTensorList": "i"}[kind]
+    items = t.scalars(0, fmt, "items")
+    if items is None:
+        raise _program_fail(f"{where}: Missing list at index {i}")
+    if kind in ("IntList", "TensorList"):
+        for j, v in enumerate(items):
+            if not 0 <= v < n_values:
+                raise _program_fail(f"{where}: Invalid value index {v} for {kind} {i} index {j}")
+    elif kind == "OptionalTensorList":
+        for j, v in enumerate(items):
+            if not -1 <= v < n_values:
+                raise _program_fail(f"{where}: Invalid value index {v} for {kind} {i} index {j}")
+    return EValue(kind, list(items))
+
+
+def _parse_tensor(t: Table, i: int, program: Program, ncbs: tuple, where: str) -> Tensor:
+    what = f"{where}: tensor at index {i}"
+    scalar_type = t.scalar(0, "b", 0, "scalar_type")
+    if scalar_type not in SCALAR_TYPES:
+        raise _program_fail(f"{what}: Invalid or unsupported ScalarType {scalar_type}")
+    storage_offset = t.scalar(1, "i", 0, "storage_offset")
+    nsizes = t.vector_len(2, 4, "sizes")
+    if nsizes is None:
+        raise _program_fail(f"{what}: Missing sizes field")
+    if nsizes > TENSOR_DIMENSION_LIMIT:
+        raise _program_fail(f"{what}: Tensor rank too large {nsizes} > {TENSOR_DIMENSION_LIMIT}")
+    sizes = t.scalars(2, "i", "sizes")
+    dim_order = t.scalars(3, "B", "dim_order")
+    if dim_order is None:
+        raise _program_fail(f"{what}: Missing dim_order field")
+    if len(dim_order) != nsizes:
+        raise _program_fail(f"{what}: dim_order size {len(dim_order)} != dim {nsizes}")
+    for d, s in enumerate(sizes):
+        if s < 0:
+            raise _program_fail(f"{what}: Negative size[{d}] {s}")
+    if sorted(dim_order) != list(range(nsizes)):
+        raise _program_fail(f"{what}: dim_order {list(dim_order)} is not a permutation of 0..{nsizes - 1}")
+    requires_grad = t.boolean(4, False, "requires_grad")
+    data_buffer_idx = t.scalar(5, "I", 0, "data_buffer_idx")
+    alloc_t = t.table(6, "AllocationDetails", "allocation_info")
+    allocation_info = None
+    if alloc_t is not None:
+        low = alloc_t.scalar(1, "I", 0, "memory_offset_low")
+        high = alloc_t.scalar(2, "I", 0, "memory_offset_high")
+        allocation_info = AllocationInfo(alloc_t.scalar(0, "I", 0, "memory_id"), low | (high << 32))
+    layout = t.scalar(7, "b", 0, "layout")
+    shape_dynamism = t.scalar(8, "b", 0, "shape_dynamism")
+    if shape_dynamism not in (STATIC, DYNAMIC_BOUND, DYNAMIC_UNBOUND):
+        raise _program_fail(f"{what}: Unknown TensorShapeDynamism {shape_dynamism}")
+    extra_t = t.table(9, "ExtraTensorInfo", "extra_tensor_info")
+    extra = None
+    if extra_t is not None:
+        extra = ExtraTensorInfo(
+            mutable_data_segments_idx=extra_t.scalar(0, "Q", 0, "mutable_data_segments_idx"),
+            fully_qualified_name=extra_t.string(1, "fully_qualified_name"),
+            location=extra_t.scalar(2, "b", 0, "location"),
+            device_type=extra_t.scalar(3, "b", 0, "device_type"),
+            device_index=extra_t.scalar(4, "b", 0, "device_index"),
+        )
+    tensor = Tensor(scalar_type=scalar_type, sizes=tuple(sizes), dim_order=tuple(dim_order),
+                    storage_offset=storage_offset, requires_grad=requires_grad, data_buffer_idx=data_buffer_idx,
+                    allocation_info=allocation_info, layout=layout, shape_dynamism=shape_dynamism,
+                    extra_tensor_info=extra)
+
+    nbytes = tensor.nbytes
+    if nbytes > SIZE_T_MAX:
+        raise _program_fail(f"{what}: {nbytes} bytes ({tensor.scalar_type_name} {list(sizes)}) do not fit a 32-bit "
+                            f"size_t")
+    if tensor.is_external:
+        if extra.fully_qualified_name is None:
+            raise fail(f"{what}: Fully qualified name of external tensor is null at index {i}",
+                       Error.InvalidExternalData)
+    if allocation_info is not None:
+        mem_id, mem_off = allocation_info
+        if not 1 <= mem_id < len(ncbs):
+            raise _program_fail(f"{what}: memory_id {mem_id} out of range for {len(ncbs) - 1} planned buffer(s) "
+                                f"(non_const_buffer_sizes has {len(ncbs)} entries, [0] reserved)")
+        if mem_off + nbytes > ncbs[mem_id]:
+            raise _program_fail(f"{what}: offset_bytes ({mem_off}) + size_bytes ({nbytes}) > planned buffer size "
+                                f"({ncbs[mem_id]}) for memory_id {mem_id}")
+        if tensor.has_initial_state:
+            seg_idx = extra.mutable_data_segments_idx if extra is not None else 0
+            try:
+                program.mutable_data(seg_idx, data_buffer_idx, nbytes)
+            except RuntimeFailure as exc:
+                raise _program_fail(f"{what}: initial state: {exc.message}") from None
+    elif tensor.is_constant:
+        try:
+            program.constant_data(data_buffer_idx, nbytes)
+        except RuntimeFailure as exc:
+            raise _program_fail(f"{what}: {exc.message}") from None
+    return tensor
+
+
+def _parse_chain(t: Table, ci: int, n_values: int, n_ops: int, n_delegates: int, where: str) -> Chain:
+    cw = f"{where} chain {ci}"
+    inputs = t.scalars(0, "i", "inputs") or ()
+    outputs = t.scalars(1, "i", "outputs") or ()
+    for k, v in enumerate(inputs):
+        _check_index(v, n_values, f"{cw} input {k}")
+    for k, v in enumerate(outputs):
+        _check_index(v, n_values, f"{cw} output {k}")
+    instr_tables = t.tables(2, "Instruction", "instructions")
+    if instr_tables is None:
+        raise _program_fail(f"{where}: Missing instructions in chain {ci}")
+    n_instr = len(instr_tables)
+    instructions = []
+    for k, it in enumerate(instr_tables):
+        tag, pos = it.union(0, "instr_args")
+        iw = f"{cw} instruction {k}"
+        if not pos:
+            raise _program_fail(f"{cw}: Null instruction at index {k}")
+        if not 1 <= tag < len(INSTRUCTION_KINDS):
+            raise _program_fail(f"{cw}: Invalid instruction type {tag}")
+        kind = INSTRUCTION_KINDS[tag]
+        a = Table(it.fb, pos, kind)
+        if kind in ("KernelCall", "DelegateCall"):
+            index = a.scalar(0, "i", 0, "op_index" if kind == "KernelCall" else "delegate_index")
+            args = a.scalars(1, "i", "args")
+            if args is None:
+                raise _program_fail(f"{iw}: {kind} args missing")
+            for v in args:
+                if not 0 <= v < n_values:
+                    raise _program_fail(f"{iw}: Arg index {v} >= {n_values}")
+            if kind == "KernelCall":
+                if not 0 <= index < n_ops:
+                    raise _program_fail(f"{iw}: Op index {index} out of range ({n_ops} operators)")
+                instructions.append(Instruction(kind, op_index=index, args=list(args)))
+            else:
+                if not 0 <= index < n_delegates:
+                    raise _program_fail(f"{iw}: Delegate index {index} out of range ({n_delegates} delegates)")
+                instructions.append(Instruction(kind, delegate_index=index, args=list(args)))
+        elif kind == "MoveCall":
+            src, dst = a.scalar(0, "i", 0, "move_from"), a.scalar(1, "i", 0, "move_to")
+            _check_index(src, n_values, f"{iw} MoveCall move_from")
+            _check_index(dst, n_values, f"{iw} MoveCall move_to")
+            instructions.append(Instruction(kind, move_from=src, move_to=dst))
+        elif kind == "JumpFalseCall":
+            cond, dest = a.scalar(0, "i", 0, "cond_value_index"), a.scalar(1, "i", 0, "destination_instruction")
+            _check_index(cond, n_values, f"{iw} JumpFalseCall cond_value_index")
+            if not 0 <= dest <= n_instr:
+                raise _program_fail(f"{iw}: JumpFalseCall destination_instruction {dest} outside the chain "
+                                    f"of {n_instr} instructions")
+            instructions.append(Instruction(kind, cond_value_index=cond, destination_instruction=dest))
+        else:  # FreeCall
+            v = a.scalar(0, "i", 0, "value_index")
+            _check_index(v, n_values, f"{iw} FreeCall value_index")
+            instructions.append(Instruction(kind, value_index=v))
+    return Chain(inputs=list(inputs), outputs=list(outputs), instructions=instructions)

@@ -1,0 +1,204 @@
+"""The ``fvp`` command: run programs on a simulated Corstone-300, inspect boards and command streams.
+
+``fvp run [MODEL]`` boots the board (default: Corstone-300 + Ethos-U55-128), places the program where the
+runner's linker script puts it, runs the firmware named in the board YAML and prints its UART output and the
+FVP's own trailer. Without MODEL it runs the program built into the firmware image: the ExecuTorch tutorial's
+delegated ``x + x``. Exit status: 0 success, 1 the program failed (fatal log line, fault, verification), 2 bad
+usage or configuration, 3 a simulation limit was reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import __version__
+from .config import ConfigProblems, available_boards, board_for_target, load_board
+from .errors import ConfigError, FvpError
+from .platform import EXIT_USAGE, Platform
+
+BOARD_HELP = ("board: a name from the config directory (see `fvp boards`) or a path to a YAML file "
+              "(default: %(default)s)")
+
+
+def _add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> None:
+    if multiple:
+        p.add_argument("-c", "--config", dest="boards", action="append", metavar="BOARD", default=[],
+                       help="a board to compare (repeat); names from `fvp boards` or YAML paths")
+    else:
+        p.add_argument("-c", "--config", dest="board", metavar="BOARD", default=None,
+                       help="board: a name from `fvp boards` or a path to a YAML file (default: default)")
+    p.add_argument("--target", metavar="NPU", default=None,
+                   help="shortcut for the default board of an NPU: ethos-u55-32/64/128/256, ethos-u65-256/512")
+    p.add_argument("-C", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a board key (firmware.allocator=minimal, npu.variant=ethos-u55-256, "
+                        "firmware.pools.method.size=1MiB) or pass an FVP parameter (ethosu.num_macs=256, "
+                        "mps3_board.uart0.out_file=-, mps3_board.uart0.shutdown_on_eot=1; visualisation "
+                        "and telnet parameters are accepted and ignored)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fvp",
+        description="An open, cycle-approximate model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65) "
+                    "that runs ExecuTorch programs (.pte/.bpte) with a Python arm_executor_runner.")
+    parser.add_argument("--version", action="version", version=f"fvp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a program on the board (no MODEL: the embedded tutorial program)",
+                         description="Run an ExecuTorch program (.pte or .bpte) on the simulated board. Without "
+                                     "MODEL, run the tutorial's delegated x + x program built into the firmware.")
+    run.add_argument("model", nargs="?", metavar="MODEL", help="a .pte or .bpte file (default: the embedded program)")
+    _add_board_options(run)
+    run.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="FILE",
+                     help="input tensor i: raw bytes of the tensor or a .npy file (repeat per input); "
+                          "default: every element 1, as the runner does (bundled programs use their inputs)")
+    run.add_argument("-o", "--output", metavar="BASENAME",
+                     help="write output i's raw bytes to BASENAME-i.bin (like the semihosting runner)")
+    run.add_argument("--cyclelimit", type=int, metavar="N", help="stop after N simulated CPU cycles")
+    run.add_argument("--timelimit", type=float, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
+    run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
+    run.add_argument("--strict", action="store_true",
+                     help="treat guest errors (firmware misusing hardware) as failures instead of warnings")
+    run.add_argument("--profile", action="store_true",
+                     help="print a per-operation table of NPU operations and CPU kernels after the run")
+    run.add_argument("--trace", metavar="FILE",
+                     help="write a Chrome/Perfetto trace (JSON) of NPU operations, DMAs and CPU kernels")
+    run.add_argument("--data", action="append", default=[], metavar="FILE@ADDRESS",
+                     help="load FILE into memory at ADDRESS before the firmware starts (FVP --data)")
+
+    dis = sub.add_parser("disasm", help="disassemble the Ethos-U command streams of a program",
+                         description="Print, per Ethos-U delegate, every command of its stream (offset, words, "
+                                     "mnemonic, fields) and a one-line summary per NPU operation.")
+    dis.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
+    dis.add_argument("--summary", action="store_true", help="print only the per-operation summary")
+
+    sub.add_parser("boards", help="list the boards in the config directory")
+
+    cfg = sub.add_parser("config", help="print the resolved board (after extends: and -C overrides)")
+    _add_board_options(cfg)
+    return parser
+
+
+def _load(args) -> "object":
+    board = getattr(args, "board", None)
+    if getattr(args, "target", None):
+        if board is not None:
+            raise ConfigProblems(["use either -c/--config or --target, not both"])
+        board = board_for_target(args.target)
+    return load_board(board, args.overrides)
+
+
+def _error(lines) -> int:
+    for line in lines:
+        print(f"fvp: error: {line}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _read_model(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise ConfigProblems([f"{path}: model file not found"]) from None
+    except OSError as e:
+        raise ConfigProblems([f"{path}: cannot read model file: {e.strerror}"]) from None
+
+
+def _parse_data(items) -> list:
+    out = []
+    for item in items:
+        path, sep, addr = item.rpartition("@")
+        if not sep or not path:
+            raise ConfigProblems([f"--data {item}: expected FILE@ADDRESS"])
+        try:
+            address = int(addr, 0)
+        except ValueError:
+            raise ConfigProblems([f"--data {item}: {addr!r} is not an address"]) from None
+        out.append((_read_model(path), address))
+    return out
+
+
+def cmd_run(args) -> int:
+    spec = _load(args)
+    model_name = None
+    embedded = False
+    if args.model:
+        model = _read_model(args.model)
+        model_name = os.path.basename(args.model)
+    else:
+        from .firmware_image import default_image
+
+        model, model_name = default_image(spec)
+        embedded = True
+    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded}
+    platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=_parse_data(args.data),
+                        cycle_limit=args.cyclelimit, time_limit=args.timelimit,
+                        strict=True if args.strict else None)
+    problems = platform.check_firmware_config()
+    if problems:
+        return _error(problems)
+    for note in spec.raw.get("_notes", []):
+        pass  # accepted FVP parameters without effect are silent, as on the FVP
+    result = platform.run(stat=args.stat)
+    if args.profile or args.trace:
+        from .report import print_profile, write_trace
+
+        if args.profile:
+            print_profile(platform, result)
+        if args.trace:
+            write_trace(platform, result, args.trace)
+    return result.exit_code
+
+
+def cmd_disasm(args) -> int:
+    from .disasm_model import disassemble_model
+
+    return disassemble_model(_read_model(args.model), args.model, summary_only=args.summary)
+
+
+def cmd_boards(args) -> int:
+    for name in available_boards():
+        try:
+            spec = load_board(name)
+            print(f"{name:32s} {spec.npu.variant:14s} {spec.npu.system_config.name:28s} {spec.npu.memory_mode.name}")
+        except ConfigError as e:
+            print(f"{name:32s} (invalid: {str(e).splitlines()[0]})")
+    return 0
+
+
+def cmd_config(args) -> int:
+    import yaml
+
+    spec = _load(args)
+    raw = {k: v for k, v in spec.raw.items() if not k.startswith("_")}
+    print(f"# board: {spec.name} ({', '.join(spec.files)})")
+    print(yaml.safe_dump(raw, sort_keys=False, default_flow_style=False).rstrip())
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "boards": cmd_boards, "config": cmd_config}
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigProblems as e:
+        return _error(e.problems)
+    except ConfigError as e:
+        return _error(str(e).splitlines())
+    except FvpError as e:
+        return _error([str(e)])
+    except KeyboardInterrupt:
+        print("fvp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

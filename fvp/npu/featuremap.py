@@ -1,0 +1,222 @@
+"""Feature-map addressing and gather/scatter between simulated memory and dense ``(H, W, C)`` arrays.
+
+Research notes ethosu.md section 1.5.  For a coordinate ``(y, x, c)`` of a feature map's area:
+
+* tile: ``x >= WIDTH0`` -> tile 1 (``x -= WIDTH0``), and if also ``y >= HEIGHT1`` tile 3 (``y -= HEIGHT1``);
+  else ``y >= HEIGHT0`` -> tile 2 (``y -= HEIGHT0``); else tile 0;
+* NHWC: ``BASE[t] + y*STRIDE_Y + x*STRIDE_X + c*elem`` (STRIDE_C ignored);
+* NHCWB16: ``BASE[t] + y*STRIDE_Y + (c//16)*STRIDE_C + x*16*elem + (c%16)*elem`` (STRIDE_X ignored).
+
+Strides are signed.  Bus addresses are ``BASEP[region] + offset`` truncated to 32 bits (U55) or 40 bits (U65).
+
+Access pattern: :func:`extent` computes the byte range a tensor touches, the caller obtains ONE memory view
+covering it (``memory.view(address, length, write)``) and the numba kernels gather/scatter relative to it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engines._jit import njit
+
+
+def _tile_boxes(height: int, width: int, h0: int, h1: int, w0: int):
+    """(tile, y_count, x_count) for every non-empty tile of a ``height x width`` area."""
+    boxes = []
+    wl = min(width, w0)
+    wr = width - wl
+    if wl > 0:
+        boxes.append((0, min(height, h0), wl))
+        if height > h0:
+            boxes.append((2, height - h0, wl))
+    if wr > 0:
+        boxes.append((1, min(height, h1), wr))
+        if height > h1:
+            boxes.append((3, height - h1, wr))
+    return [b for b in boxes if b[1] > 0 and b[2] > 0]
+
+
+def channel_offsets(depth: int, elem: int, nhcwb16: bool, stride_c: int) -> np.ndarray:
+    c = np.arange(depth, dtype=np.int64)
+    if nhcwb16:
+        return (c // 16) * stride_c + (c % 16) * elem
+    return c * elem
+
+
+def extent(fm, height: int | None = None, width: int | None = None, depth: int | None = None):
+    """``(lo, hi)``: byte offsets (relative to the region base, ``hi`` exclusive) of every element of ``fm``'s
+    ``height x width x depth`` area (defaults: ``fm.height/width/depth``).  ``None`` if the area is empty."""
+    h = fm.height if height is None else height
+    w = fm.width if width is None else width
+    d = fm.depth if depth is None else depth
+    if h <= 0 or w <= 0 or d <= 0:
+        return None
+    elem = fm.bits // 8
+    nhcwb16 = fm.format == "NHCWB16"
+    sx = 16 * elem if nhcwb16 else fm.stride_x
+    co = channel_offsets(d, elem, nhcwb16, fm.stride_c)
+    cmin, cmax = int(co.min()), int(co.max())
+    lo = hi = None
+    for t, ny, nx in _tile_boxes(h, w, fm.height0, fm.height1, fm.width0):
+        ys = (0, (ny - 1) * fm.stride_y)
+        xs = (0, (nx - 1) * sx)
+        tlo = fm.bases[t] + min(ys) + min(xs) + cmin
+        thi = fm.bases[t] + max(ys) + max(xs) + cmax + elem
+        lo = tlo if lo is None else min(lo, tlo)
+        hi = thi if hi is None else max(hi, thi)
+    return lo, hi
+
+
+def tile_offsets(fm, lo: int) -> np.ndarray:
+    """The four tile bases relative to ``lo`` (the start of the memory view), int64."""
+    return np.array([b - lo for b in fm.bases], dtype=np.int64)
+
+
+def storage_bytes(fm, height=None, width=None, depth=None) -> int:
+    """Bytes the hardware moves for the area (depth rounded up to 16 for NHCWB16)."""
+    h = fm.height if height is None else height
+    w = fm.width if width is None else width
+    d = fm.depth if depth is None else depth
+    if fm.format == "NHCWB16":
+        d = -(-d // 16) * 16
+    return max(h, 0) * max(w, 0) * max(d, 0) * (fm.bits // 8)
+
+
+# ------------------------------------------------------------------------------------------------ kernels
+
+
+@njit
+def _read(mem, a, esz, signed):
+    if esz == 1:
+        v = np.int64(mem[a])
+        if signed and v >= 128:
+            v -= 256
+    elif esz == 2:
+        v = np.int64(mem[a]) | (np.int64(mem[a + 1]) << 8)
+        if signed and v >= 32768:
+            v -= 65536
+    elif esz == 4:
+        v = (np.int64(mem[a]) | (np.int64(mem[a + 1]) << 8) | (np.int64(mem[a + 2]) << 16)
+             | (np.int64(mem[a + 3]) << 24))
+        if signed and v >= 2147483648:
+            v -= 4294967296
+    else:
+        v = np.int64(0)
+        for k in range(8):
+            v |= np.int64(mem[a + k]) << (8 * k)
+    return v
+
+
+@njit
+def gather_kernel(mem, out, tb, h0, h1, w0, sy, sx, sc, esz, signed, brick):
+    """Fill ``out[H, W, C]`` from the uint8 view ``mem``; ``tb`` = tile bases relative to the view."""
+    H, W, C = out.shape
+    for y in range(H):
+        for x in range(W):
+            t = 0
+            ly = y
+            lx = x
+            if x >= w0:
+                lx = x - w0
+                t = 1
+                if y >= h1:
+                    ly = y - h1
+                    t = 3
+            elif y >= h0:
+                ly = y - h0
+                t = 2
+            if brick:
+                row = tb[t] + ly * sy + lx * 16 * esz
+                for c in range(C):
+                    a = row + (c // 16) * sc + (c % 16) * esz
+                    out[y, x, c] = _read(mem, a, esz, signed)
+            else:
+                row = tb[t] + ly * sy + lx * sx
+                if esz == 1:
+                    if signed:
+                        for c in range(C):
+                            v = np.int64(mem[row + c])
+                            out[y, x, c] = v - 256 if v >= 128 else v
+                    else:
+                        for c in range(C):
+                            out[y, x, c] = mem[row + c]
+                else:
+                    for c in range(C):
+                        out[y, x, c] = _read(mem, row + c * esz, esz, signed)
+
+
+@njit
+def scatter_kernel(mem, vals, tb, h0, h1, w0, sy, sx, sc, esz, brick):
+    """Write ``vals[H, W, C]`` (already in the element type's range) into the uint8 view ``mem``."""
+    H, W, C = vals.shape
+    for y in range(H):
+        for x in range(W):
+            t = 0
+            ly = y
+            lx = x
+            if x >= w0:
+                lx = x - w0
+                t = 1
+                if y >= h1:
+                    ly = y - h1
+                    t = 3
+            elif y >= h0:
+                ly = y - h0
+                t = 2
+            if brick:
+                row = tb[t] + ly * sy + lx * 16 * esz
+            else:
+                row = tb[t] + ly * sy + lx * sx
+            for c in range(C):
+                if brick:
+                    a = row + (c // 16) * sc + (c % 16) * esz
+                else:
+                    a = row + c * esz
+                v = np.int64(vals[y, x, c])
+                for k in range(esz):
+                    mem[a + k] = np.uint8((v >> (8 * k)) & 0xFF)
+
+
+def gather(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -> np.ndarray:
+    """Read ``fm``'s area into a dense array (int32, or int64 for 32/64-bit unsigned/64-bit types).
+
+    ``view`` is a uint8 array covering the tensor's extent, starting at region offset ``lo``.
+    """
+    h = fm.height if height is None else height
+    w = fm.width if width is None else width
+    d = fm.depth if depth is None else depth
+    dt = np.int32 if fm.bits < 32 or (fm.bits == 32 and fm.signed) else np.int64
+    out = np.empty((max(h, 0), max(w, 0), max(d, 0)), dtype=dt)
+    if out.size == 0:
+        return out
+    esz = fm.bits // 8
+    gather_kernel(view, out, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y, fm.stride_x,
+                  fm.stride_c, esz, bool(fm.signed), fm.format == "NHCWB16")
+    return out
+
+
+def scatter(fm, view: np.ndarray, lo: int, values: np.ndarray) -> None:
+    """Write dense ``values[H, W, C]`` (in the element type's range) into ``fm``'s area."""
+    if values.size == 0:
+        return
+    esz = fm.bits // 8
+    scatter_kernel(view, values, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y,
+                   fm.stride_x, fm.stride_c, esz, fm.format == "NHCWB16")
+
+
+def element_address(fm, y: int, x: int, c: int) -> int:
+    """Region offset of one element (slow; for tests and tools)."""
+    t = 0
+    if x >= fm.width0:
+        x -= fm.width0
+        t = 1
+        if y >= fm.height1:
+            y -= fm.height1
+            t = 3
+    elif y >= fm.height0:
+        y -= fm.height0
+        t = 2
+    elem = fm.bits // 8
+    if fm.format == "NHCWB16":
+        return fm.bases[t] + y * fm.stride_y + (c // 16) * fm.stride_c + x * 16 * elem + (c % 16) * elem
+    return fm.bases[t] + y * fm.stride_y + x * fm.stride_x + c * elem

@@ -1,0 +1,360 @@
+"""Ethos-U55/U65 command-stream opcodes, TSU register offsets and field layouts: the one source of truth.
+
+Research notes ethosu.md section 1.2/1.3; names follow the hardware header (``NPU_OP_CONV``,
+``NPU_SET_IFM_BASE0`` ...).
+
+A command word is ``[9:0] opcode, [13:10] reserved (0), [15:14] control (0 = CMD0, 1 = CMD1), [31:16] param``.
+The low half-word (``control << 14 | opcode``) is called the command *code* here: it identifies a command
+uniquely (CMD0 ``0x0105`` = NPU_SET_IFM_PRECISION, CMD1 ``0x4000`` = NPU_SET_IFM_BASE0), as Vela's
+``cmd1`` enum values plus ``CmdMode.Payload32`` do.
+
+Register values are kept raw (see :mod:`fvp.npu.command_stream`): a CMD0 register holds its 16-bit param,
+a CMD1 register holds ``payload | param << 32`` so that U65 address bits [39:32] (param[7:0]) and the
+OFM/OPA shift (param[5:0]) are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# ------------------------------------------------------------------------------------------ word layout
+OPCODE_MASK = 0x3FF
+RESERVED_MASK = 0x3C00  # bits [13:10]
+CONTROL_SHIFT = 14
+CONTROL_CMD0 = 0
+CONTROL_CMD1 = 1
+PAYLOAD_FLAG = 0x4000  # control = CMD1 in the low half-word
+
+
+@dataclass(frozen=True)
+class Field:
+    """A bit-field of a command parameter (CMD0) or payload (CMD1): bits [lo + width - 1 : lo]."""
+
+    name: str
+    lo: int
+    width: int
+    signed: bool = False
+    enum: dict | None = None  # value -> symbolic name
+
+    def get(self, value: int) -> int:
+        v = (value >> self.lo) & ((1 << self.width) - 1)
+        if self.signed and v >> (self.width - 1):
+            v -= 1 << self.width
+        return v
+
+    def text(self, value: int) -> str:
+        v = self.get(value)
+        if self.enum is not None:
+            return self.enum.get(v, str(v))
+        return str(v)
+
+    @property
+    def mask(self) -> int:
+        return ((1 << self.width) - 1) << self.lo
+
+
+@dataclass(frozen=True)
+class CommandDef:
+    """One command of the ISA.
+
+    ``kind`` is ``"op"`` for ``NPU_OP_*`` (CMD0 operations) and ``"reg"`` for register writes.
+    ``reg`` is the TSU register offset (the MMIO offset of the register in the register file).
+    ``fields`` describe the param (CMD0) or the payload (CMD1); ``param_fields`` the CMD1 param fields.
+    ``address`` marks CMD1 registers that hold an address/offset/stride (U65 takes bits [39:32] from
+    param[7:0]); ``signed_address`` those that are signed (strides).
+    """
+
+    code: int
+    name: str
+    kind: str
+    reg: int | None = None
+    fields: tuple = ()
+    param_fields: tuple = ()
+    u65_only: bool = False
+    u55_only: bool = False
+    address: bool = False
+    signed_address: bool = False
+
+    @property
+    def opcode(self) -> int:
+        return self.code & OPCODE_MASK
+
+    @property
+    def has_payload(self) -> bool:
+        return bool(self.code & PAYLOAD_FLAG)
+
+    @property
+    def length(self) -> int:
+        """Length of the command in 32-bit words."""
+        return 2 if self.has_payload else 1
+
+    def valid_for(self, is_u65: bool) -> bool:
+        return not (self.u65_only and not is_u65) and not (self.u55_only and is_u65)
+
+
+# ------------------------------------------------------------------------------------------ enums
+POOLING_MODE = {0: "MAX", 1: "AVERAGE", 2: "REDUCE_SUM"}
+ELEMENTWISE_MODE = {0: "MUL", 1: "ADD", 2: "SUB", 3: "MIN", 4: "MAX", 5: "LRELU", 6: "ABS", 7: "CLZ",
+                    8: "SHR", 9: "SHL"}
+DATA_FORMAT = {0: "NHWC", 1: "NHCWB16"}
+PRECISION = {0: "B8", 1: "B16", 2: "B32", 3: "B64"}
+PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
+SIGNEDNESS = {0: "unsigned", 1: "signed"}
+IFM_SCALE_MODE = {0: "OPA_OPB_16", 1: "OPA_32", 2: "OPB_32"}
+OFM_SCALE_MODE = {0: "PER_CHANNEL", 1: "GLOBAL"}
+ROUND_MODE = {0: "DBL", 1: "TRUNCATE", 2: "NATURAL"}
+UPSCALE_MODE = {0: "NONE", 1: "NEAREST", 2: "ZEROS"}
+ACC_FORMAT = {0: "I32", 1: "I40", 2: "F16"}
+ACTIVATION_FUNCTION = {0: "NONE", 3: "TANH", 4: "SIGMOID", **{16 + i: f"TABLE_{i}" for i in range(8)}}
+ACTIVATION_CLIP_RANGE = {0: "OFM_PRECISION", 2: "FORCE_UINT8", 3: "FORCE_INT8", 5: "FORCE_INT16"}
+WEIGHT_ORDER = {0: "DEPTH_FIRST", 1: "PART_KERNEL_FIRST"}
+KERNEL_DECOMPOSITION = {0: "D8X8", 1: "D4X4"}
+KERNEL_DILATION = {0: "NONE", 1: "X2"}
+PARALLEL_MODE = {0: "SINGLE_CORE", 1: "DUAL_CORE_DEPTH"}
+DMA_REGION_MODE = {0: "EXTERNAL", 1: "INTERNAL"}
+DMA_STRIDE_MODE = {0: "D1", 1: "D2", 2: "D3"}
+OPERAND_ORDER = {0: "ORDER_B", 1: "ORDER_A"}
+
+ROUND_DBL, ROUND_TRUNCATE, ROUND_NATURAL = 0, 1, 2
+
+# ------------------------------------------------------------------------------------------ field sets
+F16 = (Field("value", 0, 16),)
+F16S = (Field("value", 0, 16, signed=True),)
+_REGION = (Field("region", 0, 3), Field("custom_dma_cs", 15, 1))
+_IFM_PRECISION = (
+    Field("type", 0, 1, enum=SIGNEDNESS),
+    Field("precision", 2, 2, enum=PRECISION),
+    Field("format", 6, 2, enum=DATA_FORMAT),
+    Field("scale_mode", 8, 2, enum=IFM_SCALE_MODE),
+    Field("round_mode", 14, 2, enum=ROUND_MODE),
+)
+_IFM2_PRECISION = _IFM_PRECISION[:3]
+_OFM_PRECISION = (
+    Field("type", 0, 1, enum=SIGNEDNESS),
+    Field("precision", 1, 2, enum=PRECISION),
+    Field("format", 6, 2, enum=DATA_FORMAT),
+    Field("scale_mode", 8, 1, enum=OFM_SCALE_MODE),
+    Field("round_mode", 14, 2, enum=ROUND_MODE),
+)
+_KERNEL_STRIDE = (
+    Field("stride_x_lsb", 0, 1),
+    Field("stride_y_lsb", 1, 1),
+    Field("weight_order", 2, 1, enum=WEIGHT_ORDER),
+    Field("dilation_x", 3, 1, enum=KERNEL_DILATION),
+    Field("dilation_y", 4, 1, enum=KERNEL_DILATION),
+    Field("decomposition", 5, 1, enum=KERNEL_DECOMPOSITION),
+    Field("stride_x_msb", 6, 1),
+    Field("stride_y_msb", 9, 1),
+)
+_ACTIVATION = (
+    Field("activation_function", 0, 5, enum=ACTIVATION_FUNCTION),
+    Field("activation_clip_range", 12, 3, enum=ACTIVATION_CLIP_RANGE),
+)
+_DMA_REGION = (
+    Field("region", 0, 3),  # a core mask in bits [7:0] when INTERNAL on U65
+    Field("region_mode", 8, 1, enum=DMA_REGION_MODE),
+    Field("stride_mode", 9, 2, enum=DMA_STRIDE_MODE),
+    Field("custom_dma_cs", 15, 1),
+)
+_IFM2_BROADCAST = (
+    Field("broadcast_h", 0, 1),
+    Field("broadcast_w", 1, 1),
+    Field("broadcast_c", 2, 1),
+    Field("operand_order", 6, 1, enum=OPERAND_ORDER),
+    Field("broadcast_constant", 7, 1),
+)
+_SHIFT = (Field("shift", 0, 6),)
+_ADDR_HI = (Field("addr_hi", 0, 8),)
+
+# ------------------------------------------------------------------------------------------ the table
+_DEFS: list[CommandDef] = []
+
+
+def _op(opcode, name, fields=()):
+    _DEFS.append(CommandDef(code=opcode, name=name, kind="op", fields=tuple(fields)))
+
+
+def _r0(opcode, name, reg, fields=F16, **kw):
+    _DEFS.append(CommandDef(code=opcode, name=name, kind="reg", reg=reg, fields=tuple(fields), **kw))
+
+
+def _r1(opcode, name, reg, *, address=True, signed=False, param_fields=_ADDR_HI, fields=(), **kw):
+    _DEFS.append(CommandDef(code=PAYLOAD_FLAG | opcode, name=name, kind="reg", reg=reg, fields=tuple(fields),
+                            param_fields=tuple(param_fields), address=address, signed_address=signed, **kw))
+
+
+# CMD0 operations
+_op(0x000, "NPU_OP_STOP", (Field("mask", 0, 16),))
+_op(0x001, "NPU_OP_IRQ", (Field("mask", 0, 16),))
+_op(0x002, "NPU_OP_CONV")
+_op(0x003, "NPU_OP_DEPTHWISE")
+_op(0x005, "NPU_OP_POOL", (Field("pooling_mode", 0, 3, enum=POOLING_MODE),))
+_op(0x006, "NPU_OP_ELEMENTWISE", (Field("elementwise_mode", 0, 6, enum=ELEMENTWISE_MODE),))
+_op(0x010, "NPU_OP_DMA_START")
+_op(0x011, "NPU_OP_DMA_WAIT", (Field("k", 0, 4),))
+_op(0x012, "NPU_OP_KERNEL_WAIT", (Field("n", 0, 2),))
+_op(0x013, "NPU_OP_PMU_MASK", (Field("enable", 0, 1),))
+
+# CMD0 register writes
+_r0(0x100, "NPU_SET_IFM_PAD_TOP", 0x800, (Field("pad", 0, 7),))
+_r0(0x101, "NPU_SET_IFM_PAD_LEFT", 0x804, (Field("pad", 0, 7),))
+_r0(0x102, "NPU_SET_IFM_PAD_RIGHT", 0x808, (Field("pad", 0, 8),))
+_r0(0x103, "NPU_SET_IFM_PAD_BOTTOM", 0x80C, (Field("pad", 0, 8),))
+_r0(0x104, "NPU_SET_IFM_DEPTH_M1", 0x810)
+_r0(0x105, "NPU_SET_IFM_PRECISION", 0x814, _IFM_PRECISION)
+_r0(0x107, "NPU_SET_IFM_UPSCALE", 0x81C, (Field("mode", 0, 2, enum=UPSCALE_MODE),))
+_r0(0x109, "NPU_SET_IFM_ZERO_POINT", 0x824)
+_r0(0x10A, "NPU_SET_IFM_WIDTH0_M1", 0x828)
+_r0(0x10B, "NPU_SET_IFM_HEIGHT0_M1", 0x82C)
+_r0(0x10C, "NPU_SET_IFM_HEIGHT1_M1", 0x830)
+_r0(0x10D, "NPU_SET_IFM_IB_END", 0x834, (Field("ib_end", 0, 6),))
+_r0(0x10F, "NPU_SET_IFM_REGION", 0x83C, _REGION)
+_r0(0x111, "NPU_SET_OFM_WIDTH_M1", 0x844)
+_r0(0x112, "NPU_SET_OFM_HEIGHT_M1", 0x848)
+_r0(0x113, "NPU_SET_OFM_DEPTH_M1", 0x84C)
+_r0(0x114, "NPU_SET_OFM_PRECISION", 0x850, _OFM_PRECISION)
+_r0(0x115, "NPU_SET_OFM_BLK_WIDTH_M1", 0x854, (Field("value", 0, 6),))
+_r0(0x116, "NPU_SET_OFM_BLK_HEIGHT_M1", 0x858, (Field("value", 0, 5),))
+_r0(0x117, "NPU_SET_OFM_BLK_DEPTH_M1", 0x85C, (Field("value", 0, 7),))
+_r0(0x118, "NPU_SET_OFM_ZERO_POINT", 0x860)
+_r0(0x11A, "NPU_SET_OFM_WIDTH0_M1", 0x868)
+_r0(0x11B, "NPU_SET_OFM_HEIGHT0_M1", 0x86C)
+_r0(0x11C, "NPU_SET_OFM_HEIGHT1_M1", 0x870)
+_r0(0x11F, "NPU_SET_OFM_REGION", 0x87C, _REGION)
+_r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880)
+_r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884)
+_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, _KERNEL_STRIDE)
+_r0(0x123, "NPU_SET_PARALLEL_MODE", 0x88C, (Field("parallel_mode", 0, 1, enum=PARALLEL_MODE),), u65_only=True)
+_r0(0x124, "NPU_SET_ACC_FORMAT", 0x890, (Field("acc_format", 0, 2, enum=ACC_FORMAT),))
+_r0(0x125, "NPU_SET_ACTIVATION", 0x894, _ACTIVATION)
+_r0(0x126, "NPU_SET_ACTIVATION_MIN", 0x898, F16S)
+_r0(0x127, "NPU_SET_ACTIVATION_MAX", 0x89C, F16S)
+_r0(0x128, "NPU_SET_WEIGHT_REGION", 0x8A0, _REGION)
+_r0(0x129, "NPU_SET_SCALE_REGION", 0x8A4, _REGION)
+_r0(0x12D, "NPU_SET_AB_START", 0x8B4, (Field("ab_start", 0, 6),))
+_r0(0x12F, "NPU_SET_BLOCKDEP", 0x8BC, (Field("blockdep", 0, 2),))
+_r0(0x130, "NPU_SET_DMA0_SRC_REGION", 0x8C0, _DMA_REGION)
+_r0(0x131, "NPU_SET_DMA0_DST_REGION", 0x8C4, _DMA_REGION)
+_r0(0x132, "NPU_SET_DMA0_SIZE0", 0x8C8)
+_r0(0x133, "NPU_SET_DMA0_SIZE1", 0x8CC)
+_r0(0x180, "NPU_SET_IFM2_BROADCAST", 0x900, _IFM2_BROADCAST)
+_r0(0x181, "NPU_SET_IFM2_SCALAR", 0x904)
+_r0(0x185, "NPU_SET_IFM2_PRECISION", 0x914, _IFM2_PRECISION)
+_r0(0x189, "NPU_SET_IFM2_ZERO_POINT", 0x924)
+_r0(0x18A, "NPU_SET_IFM2_WIDTH0_M1", 0x928)
+_r0(0x18B, "NPU_SET_IFM2_HEIGHT0_M1", 0x92C)
+_r0(0x18C, "NPU_SET_IFM2_HEIGHT1_M1", 0x930)
+_r0(0x18D, "NPU_SET_IFM2_IB_START", 0x934, (Field("ib_start", 0, 6),))
+_r0(0x18F, "NPU_SET_IFM2_REGION", 0x93C, _REGION)
+
+# CMD1 register writes (payload = 32-bit value)
+for _i in range(4):
+    _r1(0x000 + _i, f"NPU_SET_IFM_BASE{_i}", 0xA00 + 8 * _i)
+_r1(0x004, "NPU_SET_IFM_STRIDE_X", 0xA20, signed=True)
+_r1(0x005, "NPU_SET_IFM_STRIDE_Y", 0xA28, signed=True)
+_r1(0x006, "NPU_SET_IFM_STRIDE_C", 0xA30, signed=True)
+for _i in range(4):
+    _r1(0x010 + _i, f"NPU_SET_OFM_BASE{_i}", 0xA40 + 8 * _i)
+_r1(0x014, "NPU_SET_OFM_STRIDE_X", 0xA60, signed=True)
+_r1(0x015, "NPU_SET_OFM_STRIDE_Y", 0xA68, signed=True)
+_r1(0x016, "NPU_SET_OFM_STRIDE_C", 0xA70, signed=True)
+_r1(0x020, "NPU_SET_WEIGHT_BASE", 0xA80)
+_r1(0x021, "NPU_SET_WEIGHT_LENGTH", 0xA88)
+_r1(0x022, "NPU_SET_SCALE_BASE", 0xA90)
+_r1(0x023, "NPU_SET_SCALE_LENGTH", 0xA98)
+_r1(0x024, "NPU_SET_OFM_SCALE", 0xAA0, address=False, param_fields=_SHIFT)
+_r1(0x025, "NPU_SET_OPA_SCALE", 0xAA8, address=False, param_fields=_SHIFT)
+_r1(0x026, "NPU_SET_OPB_SCALE", 0xAB0, address=False, param_fields=())
+_r1(0x030, "NPU_SET_DMA0_SRC", 0xAC0)
+_r1(0x031, "NPU_SET_DMA0_DST", 0xAC8)
+_r1(0x032, "NPU_SET_DMA0_LEN", 0xAD0)
+_r1(0x033, "NPU_SET_DMA0_SKIP0", 0xAD8, signed=True, u65_only=True)
+_r1(0x034, "NPU_SET_DMA0_SKIP1", 0xAE0, signed=True, u65_only=True)
+for _i in range(4):
+    _r1(0x080 + _i, f"NPU_SET_IFM2_BASE{_i}", 0xB00 + 8 * _i)
+_r1(0x084, "NPU_SET_IFM2_STRIDE_X", 0xB20, signed=True)
+_r1(0x085, "NPU_SET_IFM2_STRIDE_Y", 0xB28, signed=True)
+_r1(0x086, "NPU_SET_IFM2_STRIDE_C", 0xB30, signed=True)
+_r1(0x090, "NPU_SET_WEIGHT1_BASE", 0xB40, u65_only=True)
+_r1(0x091, "NPU_SET_WEIGHT1_LENGTH", 0xB48, u65_only=True)
+_r1(0x092, "NPU_SET_SCALE1_BASE", 0xB50, u65_only=True)
+_r1(0x093, "NPU_SET_SCALE1_LENGTH", 0xB58, u65_only=True)
+for _i in range(8):  # U55 arch 1.1 header only; not used by Vela, no effect
+    _r1(0x0A0 + _i, f"NPU_SET_USER_DEFINED{_i}", 0xB80 + 8 * _i, address=False, param_fields=(), u55_only=True)
+
+#: code (low half-word of the first command word) -> definition
+COMMANDS: dict[int, CommandDef] = {d.code: d for d in _DEFS}
+#: name -> definition
+BY_NAME: dict[str, CommandDef] = {d.name: d for d in _DEFS}
+
+assert len(COMMANDS) == len(_DEFS) and len(BY_NAME) == len(_DEFS)
+
+
+class _Codes:
+    """Attribute access to command codes: ``CODE.NPU_SET_IFM_BASE0 == 0x4000``."""
+
+    def __getattr__(self, name):
+        try:
+            return BY_NAME[name].code
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __dir__(self):
+        return list(BY_NAME)
+
+
+CODE = _Codes()
+
+# Convenience constants for the operations
+NPU_OP_STOP = 0x000
+NPU_OP_IRQ = 0x001
+NPU_OP_CONV = 0x002
+NPU_OP_DEPTHWISE = 0x003
+NPU_OP_POOL = 0x005
+NPU_OP_ELEMENTWISE = 0x006
+NPU_OP_DMA_START = 0x010
+NPU_OP_DMA_WAIT = 0x011
+NPU_OP_KERNEL_WAIT = 0x012
+NPU_OP_PMU_MASK = 0x013
+
+
+def lookup(code: int) -> CommandDef | None:
+    return COMMANDS.get(code)
+
+
+def decode_fields(cdef: CommandDef, value: int, param: int = 0) -> dict:
+    """Field values (ints) of a command's param (CMD0) or payload + param (CMD1)."""
+    out = {f.name: f.get(value) for f in cdef.fields}
+    for f in cdef.param_fields:
+        out[f.name] = f.get(param)
+    return out
+
+
+def format_fields(cdef: CommandDef, value: int, param: int = 0, *, is_u65: bool = False) -> str:
+    """A short human-readable rendering of a command's fields (used by the disassembler)."""
+    if cdef.kind == "op":
+        if not cdef.fields:
+            return ""
+        if cdef.name in ("NPU_OP_POOL", "NPU_OP_ELEMENTWISE"):
+            return cdef.fields[0].text(value)
+        return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields)
+    if cdef.has_payload:
+        if cdef.name in ("NPU_SET_OFM_SCALE", "NPU_SET_OPA_SCALE"):
+            return f"scale={value} shift={param & 0x3F}"
+        if cdef.name == "NPU_SET_OPB_SCALE":
+            return f"scale={value & 0xFFFF}"
+        if cdef.address:
+            v = value
+            bits = 32
+            if is_u65:
+                v |= (param & 0xFF) << 32
+                bits = 40
+            if cdef.signed_address and v >> (bits - 1):
+                return str(v - (1 << bits))
+            return f"0x{v:x}"
+        return f"0x{value:x}"
+    if cdef.fields == F16:
+        return str(value & 0xFFFF)
+    if cdef.fields == F16S:
+        return str(F16S[0].get(value))
+    return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields if f.get(value) or f.enum is not None)

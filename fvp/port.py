@@ -1,0 +1,165 @@
+"""The handle the firmware gets: the Cortex-M55's view of the machine.
+
+Firmware reaches memory and devices only through this object, as real firmware does through loads and
+stores: word accesses to device registers and RAM, zero-copy ``view``s of RAM for bulk work (the counterpart
+of pointers), ``wait_for_interrupt`` (WFI), ``work`` (the CPU cost model: every piece of firmware work is
+charged in CPU cycles), and a semihosting interface for host files and exit. The firmware package defines the
+matching ``Protocol`` on its side; neither package imports the other.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .bus import Bus
+from .cpu import CpuCostModel
+from .devices.system import InterruptController
+from .errors import BusFault, GuestError, SimulationStop
+from .sim import Simulator
+
+
+class BusPort:
+    def __init__(self, bus: Bus, sim: Simulator, cpu: CpuCostModel, nvic: InterruptController, *,
+                 strict: bool = False, guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None):
+        self._bus = bus
+        self._sim = sim
+        self._cpu = cpu
+        self._nvic = nvic
+        self.strict = strict
+        self._guest_log = guest_log or (lambda msg: None)
+        self.cmdline = list(cmdline or [])
+        self._host_cwd = host_cwd or os.getcwd()
+        self._mmio = cpu.cost_of("mmio")
+
+    # ---------------------------------------------------------------- registers and memory
+    def read32(self, addr: int) -> int:
+        return self._read(addr, 4)
+
+    def read16(self, addr: int) -> int:
+        return self._read(addr, 2)
+
+    def read8(self, addr: int) -> int:
+        return self._read(addr, 1)
+
+    def write32(self, addr: int, value: int) -> None:
+        self._write(addr, value, 4)
+
+    def write16(self, addr: int, value: int) -> None:
+        self._write(addr, value, 2)
+
+    def write8(self, addr: int, value: int) -> None:
+        self._write(addr, value, 1)
+
+    def _read(self, addr: int, size: int) -> int:
+        if addr % size:
+            self.guest_error(f"unaligned {size * 8}-bit read at 0x{addr:08x}")
+        self._sim.charge_cpu(self._mmio)
+        try:
+            return self._bus.read_word(addr, size, "cpu")
+        except BusFault as e:
+            raise SimulationStop("hard_fault", f"bus error on a {size * 8}-bit read: {e}") from None
+
+    def _write(self, addr: int, value: int, size: int) -> None:
+        if addr % size:
+            self.guest_error(f"unaligned {size * 8}-bit write at 0x{addr:08x}")
+        self._sim.charge_cpu(self._mmio)
+        try:
+            self._bus.write_word(addr, value, size, "cpu")
+        except BusFault as e:
+            raise SimulationStop("hard_fault", f"bus error on a {size * 8}-bit write: {e}") from None
+
+    def write_repeated(self, addr: int, data: bytes) -> None:
+        """Byte writes of ``data`` to one register (a putc loop to a UART DATA register)."""
+        w = self._bus.map.find(addr)
+        if w is not None and addr == w.start and "cpu" in w.masters and hasattr(w.target, "write_bytes"):
+            # a data register at offset 0 that accepts a burst (the UART): one call instead of one per byte
+            self._sim.charge_cpu(self._mmio * len(data))
+            w.target.write_bytes(data)
+            return
+        for b in data:
+            self._write(addr, b, 1)
+
+    def view(self, addr: int, size: int) -> np.ndarray:
+        """Zero-copy uint8 view of RAM (no time is charged: report the work done with ``work``)."""
+        try:
+            return self._bus.view(addr, size, "cpu")
+        except BusFault as e:
+            raise SimulationStop("hard_fault", f"bus error: {e}") from None
+
+    def read(self, addr: int, size: int) -> bytes:
+        return self.view(addr, size).tobytes()
+
+    def write(self, addr: int, data) -> None:
+        buf = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
+        self.view(addr, buf.size)[:] = buf
+
+    def memcpy(self, dst: int, src: int, size: int) -> None:
+        if size <= 0:
+            return
+        self.view(dst, size)[:] = self.view(src, size)
+        self._cpu.charge("memcpy_byte", size)
+
+    def memset(self, dst: int, value: int, size: int) -> None:
+        if size <= 0:
+            return
+        self.view(dst, size)[:] = value & 0xFF
+        self._cpu.charge("memset_byte", size)
+
+    # ---------------------------------------------------------------- CPU
+    def work(self, kind: str, amount: float = 1.0) -> None:
+        """Report work to the CPU cost model (advances simulated time)."""
+        self._cpu.charge(kind, amount)
+
+    def wait_for_interrupt(self) -> int:
+        """WFI: sleep until an interrupt is pending; returns its number (and clears it, like taking it)."""
+        while True:
+            n = self._nvic.take()
+            if n is not None:
+                return n
+            if not self._sim.run_next_event():
+                raise SimulationStop("deadlock", "the CPU waits for an interrupt but no device has an event pending")
+
+    def cpu_cycles(self) -> int:
+        return self._sim.cpu_cycles
+
+    def now_ps(self) -> int:
+        return self._sim.now_ps
+
+    # ---------------------------------------------------------------- semihosting
+    def host_path(self, path: str) -> str:
+        return path if os.path.isabs(path) else os.path.join(self._host_cwd, path)
+
+    def host_read_file(self, path: str) -> bytes | None:
+        """SYS_OPEN + SYS_READ of a host file; None if it cannot be opened."""
+        try:
+            with open(self.host_path(path), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        self._cpu.charge("memcpy_byte", len(data))
+        return data
+
+    def host_write_file(self, path: str, data: bytes) -> bool:
+        try:
+            with open(self.host_path(path), "wb") as f:
+                f.write(data)
+        except OSError:
+            return False
+        return True
+
+    def exit(self, code: int = 0) -> None:
+        """SYS_EXIT: end the simulation with an application exit code."""
+        raise SimulationStop("exit", str(int(code)))
+
+    def abort(self, reason: str = "") -> None:
+        """The firmware aborted (``et_pal_abort``); the simulation stops with a failure."""
+        raise SimulationStop("abort", reason)
+
+    # ---------------------------------------------------------------- diagnostics
+    def guest_error(self, message: str) -> None:
+        """The firmware misused the hardware: a warning by default, a failure in strict mode."""
+        if self.strict:
+            raise SimulationStop("guest_error", message)
+        self._guest_log(message)

@@ -1,0 +1,153 @@
+"""The Python arm_executor_runner on the platform: memory figures, profiles, allocators, outputs, failures."""
+
+import re
+
+import pytest
+
+from testutil import CORPUS, run_fvp
+
+
+def _stat(out, name):
+    m = re.search(rf"{name}:\s+(\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def _line(out, text):
+    return [l for l in out.splitlines() if text in l]
+
+
+def test_add_q_memory_figures_executorch_1_5():
+    rc, out, err = run_fvp("run", CORPUS / "add_q.pte")
+    assert rc == 0, out + err
+    assert _line(out, "method_allocator_used:")[0].endswith(
+        "method_allocator_used:     928 / 62914560  free: 62913632 ( used: 0 % ) ")
+    assert _stat(out, "method_allocator_planned") == 48
+    assert _stat(out, "method_allocator_loaded") == 844
+    assert _stat(out, "method_allocator_input") == 36
+    assert _stat(out, "method_allocator_executor") == 0
+    assert _line(out, "temp_allocator:")[0].endswith("temp_allocator:            2097152")
+    assert "Output[0][0]: (float) 2.000000" in out
+    assert _line(out, "PTE @ ")[0].endswith("PTE @ 0x70000000 [----ET12]")
+    assert _line(out, "Setting up planned buffer")[0].endswith("Setting up planned buffer with mem_id=1, size 48.")
+    assert _line(out, "data:")[0].endswith("data:0x70000070")
+
+
+def test_addint_memory_figures_pr12353():
+    rc, out, err = run_fvp("run", CORPUS / "addint_u55.pte", "-C", "firmware.runtime=executorch-pr12353")
+    assert rc == 0, out + err
+    assert _line(out, "method_allocator_used:")[0].endswith(
+        "method_allocator_used:     344 / 62914560  free: 62914216 ( used: 0 % ) ")
+    assert (_stat(out, "method_allocator_planned"), _stat(out, "method_allocator_loaded"),
+            _stat(out, "method_allocator_input"), _stat(out, "method_allocator_executor")) == (64, 256, 24, 0)
+    assert _line(out, "peak_temp_allocator:")[0].endswith(
+        "peak_temp_allocator:       64 / 2097152 free: 2097152 ( used: 0 % ) ")
+    assert out.count("Output[0][") == 5 and "Output[0][4]: (int) 2" in out
+
+
+def test_embedded_default_prints_the_tutorial_log():
+    rc, out, err = run_fvp("run")
+    assert rc == 0, out + err
+    prefix = re.compile(r"^I \[executorch:[\w.]+:\d+ \w+\(\)\] ")
+    msgs = [prefix.sub("", l) for l in out.splitlines() if prefix.match(l)]
+    expected_order = [
+        "PTE in 0x70000000 $ Size: 2160 bytes",
+        "PTE Model data loaded. Size: 2160 bytes.",
+        "Model buffer loaded, has 1 methods",
+        "Running method forward",
+        "Setup Method allocator pool. Size: 62914560 bytes.",
+        "Setting up planned buffer 0, size 64.",
+        "data:0x70000070",
+        "Method 'forward' loaded.",
+        "Preparing inputs...",
+        "Input prepared.",
+        "Starting the model execution...",
+        "NPU Inferences : 1",
+        "Model executed successfully.",
+        "model_pte_program_size:     2160 bytes.",
+        "model_pte_loaded_size:      2160 bytes.",
+        "method_allocator_used:     344 / 62914560  free: 62914216 ( used: 0 % ) ",
+        "method_allocator_planned:  64 bytes",
+        "method_allocator_loaded:   256 bytes",
+        "method_allocator_input:    24 bytes",
+        "method_allocator_executor: 0 bytes",
+        "peak_temp_allocator:       64 / 2097152 free: 2097152 ( used: 0 % ) ",
+        "1 outputs: ",
+        "Program complete, exiting.",
+        "\x04",
+    ]
+    pos = [msgs.index(m) for m in expected_order]
+    assert pos == sorted(pos)
+    lines = out.splitlines()
+    assert [l for l in lines if l.startswith("Output[")] == [f"Output[0][{j}]: (int) 2" for j in range(5)]
+    assert lines[-2] == "Info: /OSCI/SystemC: Simulation stopped by user."
+    assert re.fullmatch(r"\[warning \]\[main@0\]\[\d+ ns\] Simulation stopped by user", lines[-1])
+
+
+@pytest.mark.parametrize("model,values", [
+    ("add_fp_cpu.pte", ["(float) 2.000000"]),
+    ("mul_fp_cpu.pte", ["(float) 1.000000"] * 6),
+    ("softmax_fp_cpu.pte", ["(float) 0.500000"] * 4),
+])
+def test_cpu_only_programs(model, values):
+    rc, out, err = run_fvp("run", CORPUS / model)
+    assert rc == 0, out + err
+    got = [l.split(": ", 1)[1] for l in out.splitlines() if l.startswith("Output[0][")]
+    assert got == values
+
+
+def test_minimal_allocator_has_no_statistics():
+    rc, out, err = run_fvp("run", CORPUS / "add_q.pte", "-C", "firmware.allocator=minimal")
+    assert rc == 0, out + err
+    assert "method_allocator_used" not in out
+    assert _line(out, "method_allocator: statistics unavailable (allocator 'minimal' keeps no statistics)")
+    assert "Output[0][0]: (float) 2.000000" in out
+
+
+@pytest.mark.parametrize("model,size", [("add_q.pte", "512B"), ("conv1d_u55-128.bpte", "1KiB")])
+def test_method_pool_exhaustion(model, size):
+    rc, out, err = run_fvp("run", CORPUS / model, "-C", f"firmware.pools.method.size={size}")
+    assert rc == 1
+    fail = _line(out, "Memory allocation failed:")
+    assert fail and fail[0].startswith("E [executorch:")
+    assert re.search(r"Memory allocation failed: \d+B requested \(adjusted for alignment\), \d+B available", fail[0])
+    assert len([l for l in out.splitlines() if l.startswith("F [executorch:")]) == 1
+    assert "Program complete" not in out and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("mutate", ["truncate", "identifier", "bitflip"])
+def test_corrupt_programs_fail_cleanly(tmp_path, mutate):
+    data = bytearray((CORPUS / "add_q.pte").read_bytes())
+    if mutate == "truncate":
+        data = data[:700]
+    elif mutate == "identifier":
+        data[4:8] = b"XY12"
+    else:
+        data[0] ^= 0x40  # the root table offset
+    p = tmp_path / "bad.pte"
+    p.write_bytes(bytes(data))
+    rc, out, err = run_fvp("run", p)
+    assert rc == 1
+    fatal = [l for l in out.splitlines() if l.startswith("F [executorch:")]
+    assert len(fatal) == 1
+    if mutate != "bitflip":
+        assert "Program loading failed" in fatal[0]
+    if mutate == "identifier":
+        assert "Program identifier 'XY12' != expected 'ET12'" in fatal[0]
+    assert "Traceback" not in out + err
+
+
+def test_output_files_and_input_files(tmp_path):
+    import numpy as np
+
+    inp = tmp_path / "in.bin"
+    np.array([1, 2, 3, 4, 5], dtype=np.int32).tofile(inp)
+    rc, out, err = run_fvp("run", CORPUS / "addint_u55.pte", "-i", inp, "-o", tmp_path / "out")
+    assert rc == 0, out + err
+    got = np.fromfile(tmp_path / "out-0.bin", dtype=np.int32)
+    assert got.tolist() == [2, 4, 6, 8, 10]
+    np.save(tmp_path / "in.npy", np.array([7, 7, 7, 7, 7], dtype=np.int32))
+    rc, out, err = run_fvp("run", CORPUS / "addint_u55.pte", "-i", tmp_path / "in.npy")
+    assert rc == 0 and "Output[0][0]: (int) 14" in out
+    (tmp_path / "short.bin").write_bytes(b"\x01\x00")
+    rc, out, err = run_fvp("run", CORPUS / "addint_u55.pte", "-i", tmp_path / "short.bin")
+    assert rc == 1 and "input size (2) and tensor size (20) mismatch!" in out

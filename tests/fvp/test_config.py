@@ -1,0 +1,182 @@
+"""Board loading: every board in configs/, layering, overrides, and one clear line per bad value."""
+
+import textwrap
+
+import pytest
+
+from fvp.config import ConfigProblems, available_boards, board_for_target, layout_firmware, load_board
+from testutil import CORPUS, run_fvp
+
+
+def test_every_board_loads():
+    boards = available_boards()
+    assert {"default", "corstone-300", "corstone-300-ethos-u55-32", "corstone-300-ethos-u55-64",
+            "corstone-300-ethos-u55-128", "corstone-300-ethos-u55-256", "corstone-300-ethos-u65-256",
+            "corstone-300-ethos-u65-512"} <= set(boards)
+    for b in boards:
+        spec = load_board(b)
+        assert spec.npu is not None and spec.firmware is not None
+
+
+def test_default_board_matches_the_tutorial_setup():
+    s = load_board("default")
+    assert s.npu.variant == "ethos-u55-128"
+    assert s.npu.system_config.name == "Ethos_U55_High_End_Embedded"
+    assert s.npu.system_config.core_clock_hz == 500_000_000
+    assert s.npu.memory_mode.name == "Shared_Sram"
+    assert s.devices["ethosu"].base == 0x48102000 and s.devices["ethosu"].secure_base == 0x58102000
+    assert s.devices["ethosu"].irq == 56
+    assert s.devices["uart0"].base == 0x49303000
+    lay = layout_firmware(s, 2160)
+    assert lay["model"] == (0x70000000, 2160)
+    assert lay["method"][1] == 60 * 1024 * 1024 and 0x70000000 <= lay["method"][0] < 0xD0000000
+    assert lay["temp"] == (0x31000000, 2 * 1024 * 1024)
+    assert "npu" not in s.memory["DTCM"].masters and "npu" not in s.memory["ITCM"].masters
+    assert s.memory["ISRAM0"].size == s.memory["ISRAM1"].size == 1024 * 1024
+
+
+def test_target_shortcut_and_fvp_params():
+    assert board_for_target("ethos-u55-256") == "corstone-300-ethos-u55-256"
+    with pytest.raises(ConfigProblems):
+        board_for_target("ethos-u99-1")
+    s = load_board("default", ["ethosu.num_macs=256", "mps3_board.uart0.out_file=-",
+                               "mps3_board.uart0.shutdown_on_eot=1",
+                               "mps3_board.visualisation.disable-visualisation=1",
+                               "mps3_board.telnetterminal0.start_telnet=0", "firmware.allocator=minimal"])
+    assert s.npu.variant == "ethos-u55-256"
+    assert s.firmware.allocator == "minimal"
+    assert s.devices["uart0"].props["shutdown_on_eot"] is True
+    s65 = load_board("corstone-300-ethos-u65-256", ["ethosu.num_macs=512"])
+    assert s65.npu.variant == "ethos-u65-512"
+    s2 = load_board("default", ["cpu0.CFGITCMSZ=11"])
+    assert s2.memory["ITCM"].size == 1024 * 1024
+
+
+def _write(tmp_path, text, name="bad.yaml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def _problems(path, overrides=()):
+    with pytest.raises(ConfigProblems) as e:
+        load_board(str(path), overrides)
+    return e.value.problems
+
+
+def test_misspelt_key(tmp_path):
+    p = _write(tmp_path, """
+        extends: corstone-300.yaml
+        npu:
+          varient: ethos-u55-64
+    """)
+    (line,) = _problems(p)
+    assert "bad.yaml" in line and "npu.varient" in line and "unknown key" in line and "variant" in line
+
+
+def test_bad_unit(tmp_path):
+    p = _write(tmp_path, """
+        extends: corstone-300.yaml
+        memory:
+          ISRAM0:
+            size: 2XB
+    """)
+    (line,) = _problems(p)
+    assert "memory.ISRAM0.size" in line and "'2XB'" in line and "MiB" in line
+
+
+def test_overlapping_regions(tmp_path):
+    p = _write(tmp_path, """
+        extends: corstone-300.yaml
+        memory:
+          EXTRA:
+            base: 0x2108_0000
+            size: 1MiB
+            masters: [cpu, npu]
+    """)
+    lines = _problems(p)
+    assert any("overlaps" in l and "EXTRA" in l and "ISRAM" in l for l in lines)
+
+
+def test_npu_scratch_in_dtcm(tmp_path):
+    p = _write(tmp_path, """
+        extends: corstone-300.yaml
+        firmware:
+          pools:
+            temp: {region: DTCM, size: 64KiB, npu: true}
+    """)
+    (line,) = _problems(p)
+    assert "firmware.pools.temp" in line and "DTCM" in line and "NPU cannot reach" in line
+
+
+def test_pool_larger_than_region_and_overlap(tmp_path):
+    p = _write(tmp_path, """
+        extends: corstone-300.yaml
+        firmware:
+          pools:
+            temp: {region: SRAM, size: 3MiB, npu: true}
+    """)
+    (line,) = _problems(p)
+    assert "firmware.pools.temp" in line and "overflowed" in line
+    p2 = _write(tmp_path, """
+        extends: corstone-300.yaml
+        firmware:
+          pools:
+            extra: {region: SRAM, size: 64KiB, address: 0x3100_1000}
+    """, "overlap.yaml")
+    lines = _problems(p2)
+    assert any("overlaps" in l and "extra" in l and "temp" in l for l in lines)
+
+
+@pytest.mark.parametrize("override,key", [
+    ("npu.variant=ethos-u55-100", "npu.variant"),
+    ("npu.system_config=Ethos_U99", "npu.system_config"),
+    ("npu.memory_mode=Weird", "npu.memory_mode"),
+    ("npu.timing=sometimes", "npu.timing"),
+    ("nosuch.key=1", "nosuch"),
+    ("mps4_board.uart0.out_file=-", "mps4_board"),
+])
+def test_bad_overrides(override, key):
+    lines = _problems("default", [override])
+    assert len(lines) == 1 and key in lines[0] and "\n" not in lines[0]
+
+
+def test_dedicated_sram_needs_fast_scratch():
+    lines = _problems("default", ["npu.memory_mode=Dedicated_Sram"])
+    assert any("fast_scratch" in l for l in lines)
+
+
+def test_cli_config_errors_exit_2_without_traceback(tmp_path):
+    p = _write(tmp_path, """
+        extends: corstone-300.yaml
+        npu:
+          varient: ethos-u55-64
+    """)
+    rc, out, err = run_fvp("run", "-c", p)
+    assert rc == 2 and "Traceback" not in err + out
+    assert err.count("\n") == 1 and "npu.varient" in err
+    rc, out, err = run_fvp("run", "-C", "firmware.allocator=nosuch")
+    assert rc == 2 and "firmware.allocator" in err and "arm" in err and "Traceback" not in err
+    rc, out, err = run_fvp("run", "-C", "firmware.runtime=executorch-0.1")
+    assert rc == 2 and "firmware.runtime" in err and "executorch-1.5" in err
+    rc, out, err = run_fvp("run", "missing.pte")
+    assert rc == 2 and "missing.pte" in err and "Traceback" not in err
+    bad_yaml = tmp_path / "broken.yaml"
+    bad_yaml.write_text("npu: [unclosed\n")
+    rc, out, err = run_fvp("run", "-c", bad_yaml)
+    assert rc == 2 and "invalid YAML" in err and "broken.yaml:" in err
+
+
+def test_every_board_runs_the_embedded_program():
+    """The embedded program was compiled for an Ethos-U55-128: it runs there, and every other NPU rejects it
+    in the driver's configuration check (as the real driver does), with a failing exit status."""
+    for b in available_boards():
+        rc, out, err = run_fvp("run", "-c", b, "-C", "firmware.options.log_outputs=false")
+        variant = load_board(b).npu.variant
+        if variant == "ethos-u55-128":
+            assert "Program complete, exiting." in out, (b, out[-2000:], err)
+            assert rc == 0, b
+        else:
+            assert rc == 1, b
+            assert "E: NPU config mismatch: npu.macs_per_cc=" in out and "optimizer.macs_per_cc=7" in out, b
+            assert "Ethos-U invocation failed error (-1)" in out, b
