@@ -313,12 +313,14 @@ class Runner:
         else:
             log.info(prof["run_lines"]["starting"])
         self.perf.start()
-        for _ in range(self.inferences):
+        for i in range(self.inferences):
+            self.bus.trace("B", "runner", f"inference {i}")
             try:
                 self.method.execute()
             except RuntimeFailure as e:
                 self.perf.stop(self.inferences)
                 self.check(False, "status == Error::Ok", msgs["exec_failed"].format(name=self.method_name, status=int(e.code)))
+            self.bus.trace("E", "runner", f"inference {i}")
             self.temp_alloc.reset()
         self.perf.stop(self.inferences)
         return True

@@ -83,6 +83,21 @@ class _TextAsBinary:
         self.text.flush()
 
 
+def _contiguous_groups(regions) -> list[list]:
+    """Regions that follow each other without a gap (in both aliases) and share masters and kind."""
+    groups: list[list] = []
+    for m in sorted(regions, key=lambda r: r.base):
+        if groups:
+            p = groups[-1][-1]
+            same_alias = (p.secure_base is None and m.secure_base is None) or (
+                p.secure_base is not None and m.secure_base is not None and p.secure_base + p.size == m.secure_base)
+            if p.base + p.size == m.base and same_alias and p.masters == m.masters and p.kind == m.kind:
+                groups[-1].append(m)
+                continue
+        groups.append([m])
+    return groups
+
+
 class Platform:
     def __init__(self, spec: BoardSpec, *, model: bytes | None = None, model_name: str | None = None,
                  args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
@@ -100,12 +115,18 @@ class Platform:
         self.nvic = InterruptController()
         self.amap = AddressMap()
         self.rams: dict[str, Ram] = {}
-        for m in spec.memory.values():
-            ram = Ram(m.name, m.size, m.masters, m.kind)
-            self.rams[m.name] = ram
-            self.amap.add(m.base, m.size, ram, m.name, m.masters, secure=False)
-            if m.secure_base is not None:
-                self.amap.add(m.secure_base, m.size, ram, m.name, m.masters, secure=True)
+        for group in _contiguous_groups(spec.memory.values()):
+            # adjacent regions with the same masters (ISRAM0 + ISRAM1) form one contiguous memory: an access
+            # or a DMA may cross from one bank into the next, as on the real bus
+            first = group[0]
+            name = "+".join(m.name for m in group)
+            size = sum(m.size for m in group)
+            ram = Ram(name, size, first.masters, first.kind)
+            for m in group:
+                self.rams[m.name] = ram
+            self.amap.add(first.base, size, ram, name, first.masters, secure=False)
+            if first.secure_base is not None:
+                self.amap.add(first.secure_base, size, ram, name, first.masters, secure=True)
         self.bus = Bus(self.amap)
         self.devices: dict = {}
         self._uart_files = []

@@ -32,6 +32,7 @@ class BusPort:
         self.cmdline = list(cmdline or [])
         self._host_cwd = host_cwd or os.getcwd()
         self._mmio = cpu.cost_of("mmio")
+        self.trace_events: list = []  # (time_ps, phase "B"/"E", category, name) from the firmware's trace hook
 
     # ---------------------------------------------------------------- registers and memory
     def read32(self, addr: int) -> int:
@@ -158,6 +159,11 @@ class BusPort:
         raise SimulationStop("abort", reason)
 
     # ---------------------------------------------------------------- diagnostics
+    def trace(self, phase: str, category: str, name: str) -> None:
+        """Software trace (the ITM stimulus port's job): mark the begin ("B") or end ("E") of a piece of
+        firmware work, e.g. a CPU kernel, for ``--profile`` and ``--trace``. Costs no simulated time."""
+        self.trace_events.append((self._sim.now_ps, phase, category, name))
+
     def guest_error(self, message: str) -> None:
         """The firmware misused the hardware: a warning by default, a failure in strict mode."""
         if self.strict:

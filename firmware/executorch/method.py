@@ -237,7 +237,7 @@ class Method:
         self.inputs_set[i] = True
 
     # ------------------------------------------------------------------------------------------ execute
-    def execute(self, on_instruction=None) -> None:
+    def execute(self) -> None:
         bus = self.bus
         msgs = self.profile["messages"]
         temp = self.mm.temp_allocator
@@ -252,20 +252,25 @@ class Method:
                 kind, a, b, opname = entries[pc]
                 bus.work("instruction")
                 if kind == "KernelCall":
+                    bus.trace("B", "cpu", opname)
                     try:
                         a(KernelContext(self, temp), [self.values[i] for i in b])
                     except RuntimeFailure as e:
                         log.error(msgs["kernel_failed"].format(chain=0, index=pc, op=opname, status=int(e.code)))
                         raise
-                    if on_instruction:
-                        on_instruction("kernel", opname)
+                    finally:
+                        bus.trace("E", "cpu", opname)
                 elif kind == "DelegateCall":
                     backend, handle = self.delegates[a]
+                    name = f"{backend.name}[{a}]"
+                    bus.trace("B", "delegate", name)
                     try:
                         backend.execute(self, handle, [self.values[i] for i in b])
                     except RuntimeFailure as e:
                         log.error(msgs["delegate_failed"].format(index=pc, status=int(e.code)))
                         raise
+                    finally:
+                        bus.trace("E", "delegate", name)
                 elif kind == "MoveCall":
                     self._move(a, b)
                 elif kind == "JumpFalseCall":
