@@ -440,3 +440,34 @@ def main(bus, boot_info: dict) -> int:
     """The reset handler: run the program and end with EOT (or abort on a fatal check)."""
     boot = BootInfo.from_mapping(boot_info)
     return Runner(bus, boot).main()
+
+
+def ethosu_command_streams(image: bytes) -> list[dict]:
+    """The Ethos-U driver payloads of a ``.pte``/``.bpte`` image, for tools (``fvp disasm``).
+
+    One dict per EthosUBackend delegate of the first method: ``delegate`` (index), ``offset`` (of the blob in
+    the image), ``cmd_data`` (bytes of the COP1 payload), ``weight_size``, ``scratch_size``, ``inputs`` and
+    ``outputs`` (Vela I/O records). Raises ``RuntimeFailure`` with a one-line message for a bad image.
+    """
+    from .executorch.vela_bin import parse_vela_bin
+
+    prog_off = 0
+    if is_bundled(image):
+        b = load_bundled(image)
+        prog_off = b.program_offset
+        program = b.load_program()
+    else:
+        program = load_program(image)
+    out = []
+    for plan in program.execution_plans[:1]:
+        for i, d in enumerate(plan.delegates):
+            if d.id != "EthosUBackend":
+                continue
+            off, size = program.delegate_data(d)
+            blob = program.view(off, size)
+            vela = parse_vela_bin(blob)
+            c_off, c_size = vela.cmd_data
+            out.append({"delegate": i, "offset": prog_off + off, "cmd_data": bytes(blob[c_off:c_off + c_size]),
+                        "weight_size": vela.weight_data[1] if vela.weight_data else 0,
+                        "scratch_size": vela.scratch_size, "inputs": list(vela.inputs), "outputs": list(vela.outputs)})
+    return out

@@ -198,6 +198,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("fvp: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # a simulator bug: one line, never a traceback (unless FVP_DEBUG is set)
+        if os.environ.get("FVP_DEBUG"):
+            raise
+        print(f"fvp: internal error: {type(e).__name__}: {e} (set FVP_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

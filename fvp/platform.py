@@ -282,8 +282,6 @@ class Platform:
                 raise
             reason, message = "crash", f"{type(e).__name__}: {e}"
         self._flush_uarts()
-        for f in self._uart_files:
-            f.close()
         exit_code = self._trailer(reason, message)
         result = RunResult(exit_code=exit_code, reason=reason, message=message, sim_time_ps=self.sim.now_ps,
                            cpu_cycles=self.sim.cpu_cycles, wall_seconds=time.monotonic() - t0,
@@ -291,6 +289,8 @@ class Platform:
                            guest_errors=list(self.guest_errors), layout=dict(self.layout))
         if stat:
             self._print_stat(result)
+        for f in self._uart_files:
+            f.close()
         return result
 
     def npu_streams(self) -> list:
