@@ -148,8 +148,7 @@ class Platform:
                 self.bus.view(addr, len(data), "cpu")[:] = memoryview(data)
             except FvpError as e:
                 raise ConfigError(f"--data @0x{addr:x}: {e}") from None
-        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, strict=self.strict,
-                            guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd)
+        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd)
         self.boot_info = self._boot_info(model_name, args or {})
 
     # ------------------------------------------------------------------ construction
@@ -170,7 +169,7 @@ class Platform:
                              shutdown_tag=p.get("shutdown_tag"), unbuffered=p.get("unbuffered_output", False),
                              guest_error=self._guest_error)
         if d.type == "stub":
-            return StubDevice(d.name, p.get("read_value", 0))
+            return StubDevice(d.name, p.get("read_value", 0), note=self._stub_access)
         if d.type == "cortex-m55-system":
             return CortexM55System(d.name, lambda: self.sim.cpu_cycles, self.nvic, guest_error=self._guest_error)
         if d.type == "ethos-u":
@@ -182,7 +181,8 @@ class Platform:
                 return StubDevice(d.name)
             return EthosU(d.name, get_arch(npu.variant), self.bus, self.sim, self.nvic.raise_irq, int(d.irq),
                           system_config=npu.system_config, memory_mode=npu.memory_mode, timing=npu.timing,
-                          engine=npu.engine, max_commands=npu.max_commands, diagnostic=self._npu_diagnostic)
+                          engine=npu.engine, max_commands=npu.max_commands, diagnostic=self._npu_diagnostic,
+                          guest_error=self._guest_error)
         raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
 
     def _boot_info(self, model_name: str | None, args: dict) -> dict:
@@ -222,9 +222,17 @@ class Platform:
 
     # ------------------------------------------------------------------ diagnostics
     def _guest_error(self, message: str) -> None:
+        """The firmware misused the hardware: a warning with the simulated time, a failure in strict mode."""
         self.guest_errors.append(message)
+        if self.strict:
+            raise SimulationStop("guest_error", message)
         if not self.quiet_guest:
             self._say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] guest error: {message}")
+
+    def _stub_access(self, message: str) -> None:
+        # accesses to unmodelled devices are only errors in strict mode (the firmware may probe them)
+        if self.strict:
+            self._guest_error(message)
 
     def _npu_diagnostic(self, message: str) -> None:
         npu = self.spec.npu.device if self.spec.npu else "ethosu"

@@ -22,12 +22,11 @@ from .sim import Simulator
 
 class BusPort:
     def __init__(self, bus: Bus, sim: Simulator, cpu: CpuCostModel, nvic: InterruptController, *,
-                 strict: bool = False, guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None):
+                 guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None):
         self._bus = bus
         self._sim = sim
         self._cpu = cpu
         self._nvic = nvic
-        self.strict = strict
         self._guest_log = guest_log or (lambda msg: None)
         self.cmdline = list(cmdline or [])
         self._host_cwd = host_cwd or os.getcwd()
@@ -165,7 +164,6 @@ class BusPort:
         self.trace_events.append((self._sim.now_ps, phase, category, name))
 
     def guest_error(self, message: str) -> None:
-        """The firmware misused the hardware: a warning by default, a failure in strict mode."""
-        if self.strict:
-            raise SimulationStop("guest_error", message)
+        """The firmware misused the hardware: a warning by default, a failure in strict mode (the platform's
+        policy, see ``Platform._guest_error``)."""
         self._guest_log(message)

@@ -52,6 +52,7 @@ CMD_POWER_Q_ENABLE = 1 << 3
 CMD_STOP_REQUEST = 1 << 4
 
 CMD_RESET_VALUE = CMD_CLOCK_Q_ENABLE | CMD_POWER_Q_ENABLE
+_READ_ONLY = {ID: "ID", STATUS: "STATUS", QREAD: "QREAD", PROT: "PROT", CONFIG: "CONFIG"}
 
 
 @dataclass
@@ -86,7 +87,7 @@ class NpuMemoryPort:
 class EthosU(Device):
     def __init__(self, name: str, arch, bus: Bus, sim, raise_irq, irq: int, *, system_config=None,
                  memory_mode=None, timing: str = "analytic", engine: str = "fast", max_commands: int = 2_000_000,
-                 diagnostic=None):
+                 diagnostic=None, guest_error=None):
         from .timing import TimingModel
 
         self.name = name
@@ -99,6 +100,7 @@ class EthosU(Device):
         self.engine = engine
         self.max_commands = max_commands
         self.diagnostic = diagnostic or (lambda msg: None)
+        self.guest_error = guest_error or (lambda msg: None)
         self.memory = NpuMemoryPort(bus, (1 << arch.address_bits) - 1)
         self.timing_model = TimingModel(arch, system_config, memory_mode, enabled=(timing != "none"))
         self.pmu = Pmu(arch, self)
@@ -167,6 +169,9 @@ class EthosU(Device):
 
     def write(self, offset: int, value: int, size: int) -> None:
         value &= 0xFFFFFFFF
+        if self.status & ST_STATE_RUNNING and offset in (QBASE, QBASE_HI, QSIZE, REGIONCFG) or (
+                self.status & ST_STATE_RUNNING and BASEP0 <= offset < BASEP0 + 64):
+            self.guest_error(f"{self.name}: register offset 0x{offset:03x} written while a command stream is running")
         if offset == CMD:
             self._write_cmd(value)
         elif offset == RESET:
@@ -195,7 +200,10 @@ class EthosU(Device):
                 self.basep[n] = (self.basep[n] & ~0xFFFFFFFF) | value
         elif self.pmu.handles(offset):
             self.pmu.write(offset, value)
-        # ID, STATUS, QREAD, PROT, CONFIG are read-only: writes are ignored, as on hardware
+        elif offset in _READ_ONLY:
+            self.guest_error(f"{self.name}: write of 0x{value:x} to read-only register {_READ_ONLY[offset]} (ignored)")
+        else:
+            self.guest_error(f"{self.name}: write of 0x{value:x} to unimplemented register offset 0x{offset:03x}")
 
     def _soft_reset(self, value: int) -> None:
         pending_cpl = value & 1
@@ -205,6 +213,8 @@ class EthosU(Device):
         self.prot = pending_cpl | (pending_csl << 1)
 
     def _write_cmd(self, value: int) -> None:
+        if self.status & ST_STATE_RUNNING and value & CMD_TRANSITION_TO_RUNNING:
+            self.guest_error(f"{self.name}: CMD.transition_to_running_state while a command stream is running")
         if value & CMD_CLEAR_IRQ:
             self.status &= ~ST_IRQ_RAISED
         self.cmd = value & (CMD_CLOCK_Q_ENABLE | CMD_POWER_Q_ENABLE)

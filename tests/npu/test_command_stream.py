@@ -53,7 +53,9 @@ def test_config_and_id_words_match_vela_driver_payload(name, acc):
     p = parse_driver_payload(npu_create_driver_payload([0xFFFF0000], acc))
     a = get_arch(name)
     assert p.config_word == a.config_word
-    assert p.id_word == a.id_word
+    # arch revision fields (bits [31:16]); the low half differs between Vela's Python core (0x0000) and
+    # Regor (0x6001, what the corpus carries and what ``id_word`` holds)
+    assert p.id_word >> 16 == a.id_word >> 16
     assert arch_from_config_word(a.config_word) is a
     assert list(p.stream) == [0xFFFF0000]
 
