@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("boards", help="list the boards in the config directory")
 
+    sub.add_parser("bench", help="measure simulation speed (see `fvp bench --help`)", add_help=False)
+
     cfg = sub.add_parser("config", help="print the resolved board (after extends: and -C overrides)")
     _add_board_options(cfg)
     return parser
@@ -182,6 +184,11 @@ COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "boards": cmd_boards, "config"
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        from .bench import main as bench_main
+
+        return bench_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

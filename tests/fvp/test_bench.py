@@ -1,0 +1,21 @@
+"""A smoke run of the benchmark (one small program, one timed run) so it cannot rot; no timing assertions."""
+
+import json
+
+from testutil import CORPUS, run_fvp
+
+
+def test_bench_smoke(tmp_path):
+    out_json = tmp_path / "bench.json"
+    rc, out, err = run_fvp("bench", CORPUS / "add_u55-128.bpte", "--repeat", "1", "--no-process", "--json", out_json)
+    assert rc == 0, err
+    assert "add_u55-128.bpte" in out and "MMAC/s" in out and "x ref" in out
+    data = json.loads(out_json.read_text())
+    (row,) = data["programs"]
+    assert row["exit_code"] == 0 and row["min_s"] > 0 and row["peak_rss_bytes"] > 0
+    assert row["npu_cycles"] > 0 and row["macs"] == 0
+
+
+def test_bench_missing_program():
+    rc, out, err = run_fvp("bench", "nope.bpte", "--no-process")
+    assert rc == 2 and "nope.bpte" in err and "Traceback" not in err
