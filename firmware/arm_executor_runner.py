@@ -40,7 +40,7 @@ EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "addint_u55.pte"
 EMBEDDED_NAME = "addint_u55.pte"
 
 _OPTIONS = {
-    "inferences": "number of inferences (ET_NUM_INFERENCES), an integer >= 1",
+    "inferences": "number of inferences (ET_NUM_INFERENCES), an integer from 1 to 100000",
     "log_outputs": "print every output element (ET_LOG_DUMP_OUTPUT), true/false",
     "log_inputs": "print every input element (ET_LOG_DUMP_INPUT), true/false",
     "atol": "absolute tolerance of the BundleIO check (ET_ATOL), a number",
@@ -70,7 +70,7 @@ def check_config(boot: dict) -> list[str]:
     for key, value in (fw.get("options") or {}).items():
         if key not in _OPTIONS:
             problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
-        elif key == "inferences" and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        elif key == "inferences" and not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100000):
             problems.append(f"firmware.options.inferences: {value!r}: expected {_OPTIONS[key]}")
         elif key in ("log_outputs", "log_inputs") and not isinstance(value, bool):
             problems.append(f"firmware.options.{key}: {value!r}: expected true or false")

@@ -102,8 +102,9 @@ class Platform:
     def __init__(self, spec: BoardSpec, *, model: bytes | None = None, model_name: str | None = None,
                  args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
-                 strict: bool | None = None, quiet_guest: bool = False):
+                 strict: bool | None = None, quiet_guest: bool = False, console=None):
         self.spec = spec
+        self.console = console  # a binary stream that receives the UART output instead of out_file
         self.out = out  # text stream for the simulator's own lines (default stdout)
         self.guest_errors: list[str] = []
         self.quiet_guest = quiet_guest
@@ -156,7 +157,9 @@ class Platform:
         p = d.props
         if d.type == "cmsdk_uart":
             target = p.get("out_file", "-")
-            if target in ("-", "", None):
+            if self.console is not None:
+                sink = _Sink(self.console)
+            elif target in ("-", "", None):
                 sink = _Sink(_binary_stdout())
             else:
                 try:
@@ -273,6 +276,11 @@ class Platform:
         return list(check(self.boot_info)) if check else []
 
     def run(self, stat: bool = False) -> RunResult:
+        from .config import ConfigProblems
+
+        problems = self.check_firmware_config()
+        if problems:
+            raise ConfigProblems(problems)
         main = self.load_firmware()
         t0 = time.monotonic()
         c0 = time.process_time()

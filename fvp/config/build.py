@@ -113,7 +113,9 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                                     f"{sc[port]!r} has no entry under system_configs.{scname}.memories")
             sysc = S.SystemConfigSpec(name=scname, core_clock_hz=sc.get("core_clock") or 500_000_000,
                                       axi0_port=sc.get("axi0_port", "Sram"), axi1_port=sc.get("axi1_port", "OffChipFlash"),
-                                      memories=mems)
+                                      memories=mems,
+                                      npu_timing={k: v for k, v in (npu_raw.get("timing_params") or {}).items()
+                                                  if k != "description"})
             regioncfg = tuple(mm.get("regioncfg") or (3, 0, 1, 1, 1, 1, 1, 1))
             if len(regioncfg) != 8 or any(v > 3 for v in regioncfg):
                 problems.append(f"{where('memory_modes')}: memory_modes.{npu_raw['memory_mode']}.regioncfg: "

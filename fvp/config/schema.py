@@ -136,6 +136,9 @@ SCHEMA: dict[str, Any] = {
         "device": STR, "variant": STR, "system_config": STR, "memory_mode": STR,
         "timing": enum("analytic", "none"), "engine": enum("fast", "reference"),
         "max_commands": UINT, "description": STR,
+        # knobs of the NPU timing model that Vela's system config has no name for (docs/timing.md)
+        "timing_params": {"op_setup_cycles": NUMBER, "dma_setup_cycles": NUMBER, "stream_setup_cycles": NUMBER,
+                          "description": STR},
     },
     "system_configs": MapOf(SYSTEM_CONFIG),
     "memory_modes": MapOf(MEMORY_MODE),
@@ -199,6 +202,9 @@ class SystemConfigSpec:
     axi0_port: str
     axi1_port: str
     memories: dict  # memory type name -> MemoryTimingSpec
+    # the board's npu.timing_params (fixed NPU costs), carried here so the timing model gets them with the clock
+    # and the memories it already receives
+    npu_timing: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -185,6 +185,25 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     return ctx.shram_slice(start, length)
 
 
+MAX_ELEMENTS = 1 << 28  # per dense array; larger operations are refused instead of exhausting host memory
+
+
+def _check_size(op: NpuOperation) -> None:
+    o = op.ofm
+    sizes = [o.height * o.width * o.depth, op.ifm.height * op.ifm.width * op.ifm.depth]
+    k = op.kernel
+    if k is not None:
+        ph = (o.height - 1) * k.stride_y + k.dilated_height
+        pw = (o.width - 1) * k.stride_x + k.dilated_width
+        sizes.append(ph * pw * op.ifm.depth)
+        sizes.append(o.height * o.width * k.elements * op.ifm.depth)  # im2col
+        if op.kind in ("CONV", "DEPTHWISE"):
+            sizes.append(o.depth * k.elements * (1 if op.kind == "DEPTHWISE" else op.ifm.depth))
+    if max(sizes) > MAX_ELEMENTS:
+        raise NpuFault("unsupported", f"{op.mnemonic} at 0x{op.offset:x} is too large to simulate "
+                       f"({max(sizes)} elements in one array)", offset=op.offset)
+
+
 def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     rec = OpRecord(op, macs=op.macs)
     if op.acc_format not in ("I32", "I40"):
@@ -194,6 +213,7 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
             raise NpuFault("unsupported", f"64-bit {fm.name} is not modelled", offset=op.offset)
     if op.ofm_round_mode == 3 or op.ifm_round_mode == 3:
         raise NpuFault("cmd_parse_error", "reserved round mode 3", offset=op.offset)
+    _check_size(op)
     ifm = op.ifm
     if op.kind == "ELEMENTWISE":
         a = _read_fm(ctx, rec, ifm, "ifm", ifm.height, ifm.width, ifm.depth)

@@ -127,9 +127,19 @@ def gather_kernel(mem, out, tb, h0, h1, w0, sy, sx, sc, esz, signed, brick):
                 t = 2
             if brick:
                 row = tb[t] + ly * sy + lx * 16 * esz
-                for c in range(C):
-                    a = row + (c // 16) * sc + (c % 16) * esz
-                    out[y, x, c] = _read(mem, a, esz, signed)
+                if esz == 1:
+                    for cb in range(0, C, 16):
+                        a = row + (cb // 16) * sc
+                        n = min(16, C - cb)
+                        for j in range(n):
+                            v = np.int64(mem[a + j])
+                            if signed and v >= 128:
+                                v -= 256
+                            out[y, x, cb + j] = v
+                else:
+                    for c in range(C):
+                        a = row + (c // 16) * sc + (c % 16) * esz
+                        out[y, x, c] = _read(mem, a, esz, signed)
             else:
                 row = tb[t] + ly * sy + lx * sx
                 if esz == 1:

@@ -232,12 +232,26 @@ def test_fast_equals_reference_random_ops(seed):
     assert np.array_equal(got, want), op
 
 
-def test_fast_conv_int64_fallback_matches(monkeypatch):
-    """Force the exact int64 loop (used when the float64 GEMM bound does not hold) and compare."""
-    monkeypatch.setattr(fast, "EXACT_F64", 0.0)
-    for seed in range(20):
+@pytest.mark.parametrize("path", ["float32-chunked", "float64", "int64"])
+def test_fast_conv_paths_match_reference(monkeypatch, path):
+    """Force each exact GEMM strategy of ``fast.conv_acc`` and compare with the reference."""
+    n_chunked = 0
+    for seed in range(30):
         op, a, b, W, bs, lut = random_kernel_case(np.random.default_rng(seed), "CONV")
+        prod = max(fast._abs_max(a, op.ifm.zero_point) * fast._abs_max(W, 0), 1)
+        K = W[0].size
+        if path == "float32-chunked":
+            monkeypatch.setattr(fast, "EXACT_F32", min(prod * 7 + 1, 2 ** 24))  # chunks of <= 7 elements
+            monkeypatch.setattr(fast, "MIN_F32_CHUNK", 1)
+            n_chunked += K > 7 and prod * 7 < 2 ** 24
+        elif path == "float64":
+            monkeypatch.setattr(fast, "EXACT_F32", 0)
+        else:
+            monkeypatch.setattr(fast, "EXACT_F32", 0)
+            monkeypatch.setattr(fast, "EXACT_F64", 0)
         assert np.array_equal(fast.run_kernel_op(op, a, b, W, bs, lut), ref.run_kernel_op(op, a, b, W, bs, lut))
+    if path == "float32-chunked":
+        assert n_chunked > 10
 
 
 # ------------------------------------------------------------------------------------------------ hand cases

@@ -146,3 +146,42 @@ def test_unmodelled_activation_is_reported_as_unsupported():
     words[i] = (3 << 16) | 0x0125  # ACTIVATION = TANH
     res = _mem_and_run(words)
     assert res.fault.kind == "unsupported" and "TANH" in str(res.fault)
+
+
+# ------------------------------------------------------------------------------------------------ DMA modes
+
+
+def _dma_words(stride_mode, size0, size1, skip0, skip1, length=4, u65=True):
+    w = [0x00000130, 0x4030, 0x0,  # src region 0, offset 0
+         0x00010131 | (stride_mode << 25), 0x4031, 0x100,  # dst region 1 (+ stride mode), offset 0x100
+         0x4032, length, (size0 << 16) | 0x0132, (size1 << 16) | 0x0133]
+    if u65:
+        w += [0x4033, skip0 & 0xFFFFFFFF, 0x4034, skip1 & 0xFFFFFFFF]
+    return w + [0x00000010, 0x00000011, 0xFFFF0000]
+
+
+@pytest.mark.parametrize("arch", ["ethos-u65-256", "ethos-u55-128"])
+def test_dma_2d_3d_destination_strides(arch):
+    """U65 D2/D3: rows of LEN bytes from a contiguous source; row r of plane p lands at
+    dst + p * (LEN * SIZE0 + SKIP1) + r * (LEN + SKIP0).  U55 only has D1 (the mode is ignored)."""
+    u65 = arch.startswith("ethos-u65")
+    mem = FakeMemory()
+    r0 = mem.add(REGION0_BASE, np.arange(256, dtype=np.uint8))
+    r1 = mem.add_zeros(REGION1_BASE, 4096)
+    a = get_arch(arch)
+    words = _dma_words(2, 3, 2, 2, 5, u65=u65)
+    res = execute_stream(np.array(words, np.uint32), arch=a, base_pointers=[REGION0_BASE, REGION1_BASE] + [0] * 6,
+                         memory=mem, shram=np.zeros(a.shram_bytes, np.uint8))
+    assert res.ok, res.fault
+    want = np.zeros(4096, np.uint8)
+    if u65:
+        n = 0
+        for p in range(2):
+            for r in range(3):
+                o = 0x100 + p * (4 * 3 + 5) + r * (4 + 2)
+                want[o:o + 4] = np.arange(n, n + 4)
+                n += 4
+        assert res.operations[0].bytes_written["dma"] == 24
+    else:
+        want[0x100:0x104] = np.arange(4)
+    assert np.array_equal(r1, want)

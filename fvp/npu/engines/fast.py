@@ -1,8 +1,8 @@
 """The fast engine: the same arithmetic as :mod:`fvp.npu.engines.reference`, with numba kernels and BLAS.
 
-* Convolutions: im2col + float64 GEMM (numpy BLAS).  Operands are integers and every partial sum is bounded
-  by ``K * max|x - zp| * max|w|``; when that bound is below 2**53 the float64 result is exact.  Otherwise (never
-  for 8-bit IFMs) an int64 numba loop is used.
+* Convolutions: im2col + GEMM (numpy BLAS).  Operands are integers and every partial sum is bounded by
+  ``K * max|x - zp| * max|w|``: float32 GEMM over reduction chunks that keep that bound below 2**24 (exact),
+  float64 when below 2**53, an int64 numba loop otherwise.
 * Depthwise, pooling: int64 numpy over kernel taps (exact).
 * Output stage and 32-bit operand scaling: numba kernels that compute ``(v * M + R) >> S`` exactly with a
   96-bit intermediate (two int64 halves), saturating results beyond +-2**62 (far outside every OFM type).
@@ -17,7 +17,9 @@ import numpy as np
 from . import reference as ref
 from ._jit import njit
 
-EXACT_F64 = float(2 ** 53)
+EXACT_F64 = 2 ** 53
+EXACT_F32 = 2 ** 24
+MIN_F32_CHUNK = 64  # below this many reduction elements per float32 GEMM, use float64
 SAT = np.int64(1) << np.int64(62)
 
 
@@ -84,7 +86,16 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
     n, c = value.shape
     for i in range(n):
         for j in range(c):
-            y = mul_round_shift(value[i, j], mult[j], shift[j], mode) + zp
+            v = value[i, j]
+            s = shift[j]
+            if -(1 << 30) < v < (1 << 30) and s <= 62 and mode != 1:
+                # |v * m| < 2**62 and R <= 2**61 + 2**30: the int64 expression cannot overflow
+                r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
+                if mode == 0 and s > 31:
+                    r = r + (np.int64(1) << 30) if v >= 0 else r - (np.int64(1) << 30)
+                y = ((v * mult[j] + r) >> s) + zp
+            else:
+                y = mul_round_shift(v, mult[j], s, mode) + zp
             if do_clamp:
                 if y < lo:
                     y = lo
@@ -92,9 +103,11 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                     y = hi
             if lut_kind == 1:
                 idx = y + 128 if lut_signed else y
+                idx = min(max(idx, 0), lut.shape[0] - 1)
                 y = lut[idx]
             elif lut_kind == 2:
                 u = y + 32768 if lut_signed else y
+                u = min(max(u, 0), 65535)
                 idx = u >> 7
                 frac = u & 0x7F
                 word = lut[idx]
@@ -212,26 +225,56 @@ def _conv_int64(P, W, oh, ow, sy, sx, dy, dx, acc):
                 acc[oy, ox, o] += s
 
 
+def _abs_max(x: np.ndarray, zp: int) -> int:
+    if x.size == 0:
+        return 0
+    return int(max(int(x.max()) - zp, zp - int(x.min()), 0))
+
+
+def _im2col(P, op, dtype):
+    k = op.kernel
+    oh, ow = op.ofm.height, op.ofm.width
+    kh, kw, c = k.height, k.width, P.shape[2]
+    if kh == 1 and kw == 1 and k.stride_x == 1 and k.stride_y == 1:
+        return np.ascontiguousarray(P[:oh, :ow]).reshape(oh * ow, c)
+    cols = np.empty((oh, ow, kh, kw, c), dtype)
+    for ky, kx, win in _windows(P, op):
+        cols[:, :, ky, kx, :] = win
+    return cols.reshape(oh * ow, kh * kw * c)
+
+
 def conv_acc(ifm, weights, bias, op) -> np.ndarray:
+    """CONV accumulators, exact.
+
+    GEMM in float32 over chunks of the reduction axis small enough that every partial sum stays below 2**24
+    (``chunk * max|x - zp| * max|w| < 2**24``), chunk results summed in int64; float64 when the chunks would be
+    tiny (16-bit IFMs) and the whole sum stays below 2**53; an int64 loop otherwise.
+    """
     k = op.kernel
     oh, ow = op.ofm.height, op.ofm.width
     O, KH, KW, I = weights.shape
     K = KH * KW * I
-    fm = op.ifm
-    amax = int(np.abs(ifm.astype(np.int64) - fm.zero_point).max()) if ifm.size else 0
-    wmax = int(np.abs(weights).max()) if weights.size else 0
-    if K * amax * wmax < EXACT_F64:
-        P = padded_ifm(ifm, op, dtype=np.float64)
-        if KH == 1 and KW == 1 and k.stride_x == 1 and k.stride_y == 1:
-            cols = P[:oh, :ow].reshape(oh * ow, I)
+    amax = _abs_max(ifm, op.ifm.zero_point)
+    wmax = _abs_max(weights, 0)
+    prod = max(amax * wmax, 1)
+    chunk = (EXACT_F32 - 1) // prod
+    if chunk >= min(K, MIN_F32_CHUNK):
+        P = padded_ifm(ifm, op, dtype=np.float32)
+        cols = _im2col(P, op, np.float32)
+        wm = np.ascontiguousarray(weights.reshape(O, K).T, dtype=np.float32)
+        if chunk >= K:
+            acc = (cols @ wm).astype(np.int64)
         else:
-            cols = np.empty((oh, ow, KH, KW, I), np.float64)
-            for ky, kx, win in _windows(P, op):
-                cols[:, :, ky, kx, :] = win
-            cols = cols.reshape(oh * ow, K)
-        wm = weights.reshape(O, K).astype(np.float64)
-        acc = (cols @ wm.T).reshape(oh, ow, O)
-        return acc.astype(np.int64) + np.asarray(bias, np.int64)
+            acc = np.zeros((oh * ow, O), np.int64)
+            for k0 in range(0, K, chunk):
+                acc += (cols[:, k0:k0 + chunk] @ wm[k0:k0 + chunk]).astype(np.int64)
+        return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
+    if K * prod < EXACT_F64:
+        P = padded_ifm(ifm, op, dtype=np.float64)
+        cols = _im2col(P, op, np.float64)
+        wm = np.ascontiguousarray(weights.reshape(O, K).T, dtype=np.float64)
+        acc = (cols @ wm).astype(np.int64)
+        return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
     P = padded_ifm(ifm, op)
     acc = np.zeros((oh, ow, O), np.int64)
     _conv_int64(P, np.ascontiguousarray(weights), oh, ow, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, acc)
@@ -239,13 +282,19 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
 
 
 def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:
-    P = padded_ifm(ifm, op)
+    """DEPTHWISE accumulators: per-tap multiply-adds, in float32 when every partial sum stays below 2**24."""
     C = weights.shape[0]
-    w = weights[:, :, :, 0].astype(np.int64)
-    acc = np.zeros((op.ofm.height, op.ofm.width, C), np.int64)
+    kh, kw = weights.shape[1], weights.shape[2]
+    prod = max(_abs_max(ifm, op.ifm.zero_point) * _abs_max(weights, 0), 1)
+    dtype = np.float32 if kh * kw * prod < EXACT_F32 else np.int64
+    P = padded_ifm(ifm[:, :, :C], op, dtype=dtype)
+    w = weights[:, :, :, 0].astype(dtype)
+    acc = np.zeros((op.ofm.height, op.ofm.width, C), dtype)
+    tmp = np.empty_like(acc)
     for ky, kx, win in _windows(P, op):
-        acc += win[:, :, :C] * w[:, ky, kx]
-    return acc + np.asarray(bias, np.int64)
+        np.multiply(win, w[:, ky, kx], out=tmp)
+        acc += tmp
+    return acc.astype(np.int64) + np.asarray(bias, np.int64)
 
 
 def pool_value(ifm, op):

@@ -102,14 +102,15 @@ def clamp_range(op) -> tuple:
 
 
 def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
-    """Apply TABLE_n to the clamped values ``y`` (int64 array); ``lut`` is the whole SHRAM (uint8) and the
-    table starts at ``op``'s LUT slot (see :func:`lut_base`)."""
+    """Apply TABLE_n to the clamped values ``y`` (int64 array); ``lut`` holds the SHRAM bytes from the table's
+    slot on (``lut_start + 256 * n``).  8-bit index: ``LUT[y + 128]`` (signed) or ``LUT[y]`` with entries of the
+    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
     act = op.activation
     ofm = op.ofm
     bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
     y = y.astype(np.int64)
     if bits == 8:
-        idx = y + 128 if signed else y
+        idx = np.clip(y + 128 if signed else y, 0, 255)  # only out of range without a clip (not modelled)
         esz = ofm.bits // 8
         if esz == 1:
             tab = lut[: 256].view(np.int8 if ofm.signed else np.uint8).astype(np.int64)
@@ -124,7 +125,7 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     base = np.where(base >= 0x8000, base - 0x10000, base)
     slope = (words >> 16) & 0xFFFF
     slope = np.where(slope >= 0x8000, slope - 0x10000, slope)
-    u = y + 32768 if signed else y
+    u = np.clip(y + 32768 if signed else y, 0, 65535)
     idx = u >> 7
     frac = u & 0x7F
     return ((base[idx] << 7) + slope[idx] * frac + 64) >> 7

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Rebuild the model zoo (``fvp/zoo/``): ExecuTorch's example models compiled for each Ethos-U target.
+
+The zoo lets ``tools/run.sh --model_name=<name>`` work without ExecuTorch installed. Each entry is one
+``aot_arm_compiler`` run with ``--bundleio`` (the plain ``.pte`` is the program inside the ``.bpte``, byte for
+byte what the compiler writes without ``--bundleio``), seeded so that rebuilding gives the same files and so
+that programs identical across targets (float models left on the CPU) are stored once.
+
+Needs ExecuTorch with its Arm backend (``pip install '.[executorch]'``, or a separate venv given with
+``--python``)::
+
+    python tools/build_zoo.py --python /work/et-venv/bin/python --jobs 2 --check
+
+``--check`` runs every program on the simulator afterwards and reports the ones whose bundled check fails.
+The compile step runs in worker processes of the ExecuTorch interpreter; this script itself only needs the
+standard library (and the project, for ``--check``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ZOO = ROOT / "fvp" / "zoo"
+
+MODELS = ["add", "mul", "add_mul", "softmax", "linear", "conv1d", "ds_cnn", "resnet8", "mobilenet_v1_025", "lstm"]
+TARGETS = ["ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256"]
+SEED = 0
+
+
+def default_system_config(target: str) -> str:
+    return "Ethos_U65_High_End" if target.startswith("ethos-u65") else "Ethos_U55_High_End_Embedded"
+
+
+def default_memory_mode(target: str) -> str:
+    return "Sram_Only" if target.startswith("ethos-u65") else "Shared_Sram"
+
+
+# ------------------------------------------------------------------------------------------- worker side
+def _worker() -> int:
+    """Compile the jobs given as JSON on stdin, in this (ExecuTorch) interpreter; one JSON line per job."""
+    import contextlib
+    import io
+    import random
+    import runpy
+
+    import numpy
+    import torch
+
+    jobs = json.load(sys.stdin)
+    for job in jobs:
+        torch.manual_seed(SEED)
+        random.seed(SEED)
+        numpy.random.seed(SEED)
+        sys.argv = ["aot_arm_compiler"] + job["argv"]
+        buf = io.StringIO()
+        ok, err = True, ""
+        try:
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                runpy.run_module("executorch.backends.arm.scripts.aot_arm_compiler", run_name="__main__")
+        except SystemExit as e:
+            ok, err = (e.code in (0, None)), f"exit {e.code}"
+        except Exception as e:  # a model the toolchain cannot compile: reported, the build goes on
+            ok, err = False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        log = buf.getvalue()
+        Path(job["log"]).write_text(log)
+        summary = [ln.strip() for ln in log.splitlines() if "Delegated partitions" in ln or "not delegated" in ln]
+        print(json.dumps({"key": job["key"], "ok": ok and Path(job["out"]).is_file(), "error": err,
+                          "summary": summary}), flush=True)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- main side
+def _versions(python: str) -> dict:
+    code = ("import json, importlib.metadata as m\n"
+            "print(json.dumps({p: m.version(p) for p in ('torch', 'executorch', 'ethos-u-vela')}))")
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout
+        return json.loads(out)
+    except (subprocess.CalledProcessError, ValueError, OSError):
+        return {}
+
+
+def _has_executorch(python: str) -> bool:
+    code = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('executorch.backends.arm') else 1)"
+    try:
+        return subprocess.run([python, "-c", code], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def _file_name(model: str, quantize: bool, targets: list[str], all_targets: list[str], digest: str) -> str:
+    mode = "q" if quantize else "fp"
+    if sorted(targets) == sorted(all_targets):
+        return f"{model}_{mode}.bpte"
+    if len(targets) == 1:
+        return f"{model}_{mode}_{targets[0]}.bpte"
+    return f"{model}_{mode}_{digest[:8]}.bpte"
+
+
+def _check(entries: list[dict], zoo: Path) -> int:
+    """Run every zoo program on the simulator (bundled check); returns the number of failures."""
+    failures = 0
+    for e in entries:
+        cmd = [sys.executable, "-m", "fvp", "run", str(zoo / "programs" / e["file"]), "--target", e["target"],
+               "-C", f"npu.system_config={e['system_config']}", "-C", f"npu.memory_mode={e['memory_mode']}"]
+        if e["memory_mode"] in ("Sram_Only", "Shared_Sram") and e["target"].startswith("ethos-u65"):
+            cmd += ["-C", "firmware.pools.temp.region=SRAM", "-C", "firmware.pools.temp.size=2MiB",
+                    "-C", "firmware.pools.fast_scratch.size=0"]
+        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        passed = p.returncode == 0 and "Test_result: PASS" in p.stdout
+        if not passed:
+            failures += 1
+            bad = [ln for ln in (p.stdout + p.stderr).splitlines() if ln[:1] in "EF" or "Missing operator" in ln]
+            print(f"CHECK FAIL {e['model']} {e['target']} q={e['quantize']}: exit {p.returncode}; "
+                  f"{' | '.join(bad[:3])}")
+        else:
+            print(f"check ok   {e['model']} {e['target']} q={e['quantize']}")
+    return failures
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--python", default=None,
+                    help="interpreter with ExecuTorch's Arm backend (default: this one; env EXECUTORCH_PYTHON)")
+    ap.add_argument("--models", nargs="*", default=MODELS, help="model names (default: %(default)s)")
+    ap.add_argument("--targets", nargs="*", default=TARGETS, help="targets (default: %(default)s)")
+    ap.add_argument("--jobs", type=int, default=1, help="parallel compiler processes")
+    ap.add_argument("--out", default=str(ZOO), help="zoo directory (default: fvp/zoo)")
+    ap.add_argument("--check", action="store_true", help="run every program on the simulator afterwards")
+    ap.add_argument("--keep-going", action="store_true", help="write the index even if some compiles failed")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return _worker()
+
+    python = args.python or os.environ.get("EXECUTORCH_PYTHON") or sys.executable
+    if not _has_executorch(python):
+        print(f"build_zoo: error: {python} has no ExecuTorch Arm backend; pip install '.[executorch]' "
+              f"(torch==2.13.0, executorch[ethos-u]==1.5.1) or pass --python", file=sys.stderr)
+        return 2
+    zoo = Path(args.out)
+    work = Path(tempfile.mkdtemp(prefix="fvp-zoo-"))
+    jobs = []
+    for model in args.models:
+        for target in args.targets:
+            for quantize in (True, False):
+                key = f"{model}|{target}|{int(quantize)}"
+                out = work / f"{model}_{'q' if quantize else 'fp'}_{target}.bpte"
+                argv = [f"--model_name={model}", "--delegate", f"--target={target}",
+                        f"--system_config={default_system_config(target)}",
+                        f"--memory_mode={default_memory_mode(target)}", "--bundleio", "-o", str(out)]
+                if quantize:
+                    argv.insert(2, "--quantize")
+                jobs.append({"key": key, "argv": argv, "out": str(out), "log": str(out.with_suffix(".log")),
+                             "model": model, "target": target, "quantize": quantize})
+    n = max(1, args.jobs)
+    batches = [jobs[i::n] for i in range(n)]
+    procs = []
+    for batch in batches:
+        if not batch:
+            continue
+        errlog = open(work / f"worker{len(procs)}.stderr", "w")
+        p = subprocess.Popen([python, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=errlog, text=True, cwd=str(work))
+        p.stdin.write(json.dumps(batch))
+        p.stdin.close()
+        procs.append(p)
+    results = {}
+    for p in procs:
+        for line in p.stdout:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            results[r["key"]] = r
+            status = "ok" if r["ok"] else f"FAILED ({r['error']})"
+            print(f"compiled {r['key']:40s} {status} {' '.join(r['summary'])}", flush=True)
+        p.wait()
+    failed = [j for j in jobs if not results.get(j["key"], {}).get("ok")]
+    for j in failed:
+        print(f"build_zoo: {j['key']} did not compile; see {j['log']} and {work}/worker*.stderr", file=sys.stderr)
+    if failed and not args.keep_going:
+        return 1
+
+    # deduplicate identical programs, name the files, write the index
+    groups: dict[str, list[dict]] = {}
+    for j in jobs:
+        if j in failed:
+            continue
+        data = Path(j["out"]).read_bytes()
+        j["sha256"] = hashlib.sha256(data).hexdigest()
+        j["size"] = len(data)
+        groups.setdefault(j["sha256"], []).append(j)
+    prog_dir = zoo / "programs"
+    if prog_dir.exists():
+        shutil.rmtree(prog_dir)
+    prog_dir.mkdir(parents=True)
+    entries = []
+    for digest, members in groups.items():
+        m0 = members[0]
+        name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], args.targets, digest)
+        shutil.copyfile(m0["out"], prog_dir / name)
+        for m in members:
+            entries.append({"model": m["model"], "target": m["target"], "quantize": m["quantize"], "delegate": True,
+                            "system_config": default_system_config(m["target"]),
+                            "memory_mode": default_memory_mode(m["target"]), "file": name,
+                            "sha256": digest, "summary": results[m["key"]]["summary"]})
+    entries.sort(key=lambda e: (args.models.index(e["model"]), args.targets.index(e["target"]), not e["quantize"]))
+    index = {
+        "about": "ExecuTorch example models compiled by tools/build_zoo.py with aot_arm_compiler --delegate "
+                 "[--quantize] --bundleio, torch/random/numpy seeded with 0",
+        "versions": _versions(python),
+        "seed": SEED,
+        "entries": entries,
+    }
+    (zoo / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    total = sum(f.stat().st_size for f in prog_dir.iterdir())
+    print(f"zoo: {len(entries)} entries, {len(groups)} files, {total / 1e6:.2f} MB in {prog_dir}")
+    if not failed:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.check:
+        bad = _check(entries, zoo)
+        print(f"check: {len(entries) - bad} passed, {bad} failed")
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
