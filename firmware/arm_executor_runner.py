@@ -272,6 +272,9 @@ class Runner:
         if case >= len(suite.test_cases):
             raise RuntimeFailure(Error.InvalidArgument, f"no test case {case}")
         tc = suite.test_cases[case]
+        if len(tc.inputs) != len(self.method.plan.inputs):
+            raise RuntimeFailure(Error.InvalidArgument, f"bundled test case has {len(tc.inputs)} inputs, the method "
+                                                        f"{len(self.method.plan.inputs)}")
         for i, v in enumerate(tc.inputs):
             if v.kind == "Tensor":
                 t = self.method.input_tensor(i)

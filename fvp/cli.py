@@ -74,6 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     dis.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
     dis.add_argument("--summary", action="store_true", help="print only the per-operation summary")
 
+    cmp_ = sub.add_parser("compare", help="run a program on several boards and compare NPU cycles, PMU counters, "
+                                          "traffic and memory",
+                          description="Run MODEL on every board given with -c (repeat; a board may carry its own "
+                                      "overrides: -c 'default,npu.memory_mode=Sram_Only'; --target NPU adds that "
+                                      "NPU's default board) and print the figures side by side.")
+    cmp_.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
+    _add_board_options(cmp_, multiple=True)
+    cmp_.add_argument("--csv", metavar="FILE", help="also write the table as CSV (one row per board)")
+    cmp_.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    cmp_.add_argument("--plot", metavar="FILE.png", help="bar chart of NPU cycles and traffic (needs matplotlib)")
+    cmp_.add_argument("--timelimit", type=float, metavar="SECONDS", help="host time limit per board")
+
     sub.add_parser("boards", help="list the boards in the config directory")
 
     sub.add_parser("bench", help="measure simulation speed (see `fvp bench --help`)", add_help=False)
@@ -175,7 +187,16 @@ def cmd_config(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "boards": cmd_boards, "config": cmd_config}
+def cmd_compare(args) -> int:
+    from .compare import compare
+
+    boards = list(args.boards) + ([f"target:{args.target}"] if args.target else [])
+    return compare(args.model, boards, args.overrides, csv_path=args.csv, json_path=args.json,
+                   plot_path=args.plot, timelimit=args.timelimit)
+
+
+COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "compare": cmd_compare, "boards": cmd_boards,
+            "config": cmd_config}
 
 
 def main(argv=None) -> int:

@@ -50,12 +50,13 @@ def board():
 
 
 class Outcome:
-    __slots__ = ("kind", "detail", "seconds")
+    __slots__ = ("kind", "detail", "seconds", "artifact")
 
     def __init__(self, kind: str, detail: str, seconds: float):
         self.kind = kind  # "ok", "clean_failure", "crash", "hang"
         self.detail = detail
         self.seconds = seconds
+        self.artifact = None  # the input that produced it (program images)
 
 
 def _classify_run(result, text: str, seconds: float) -> Outcome:
@@ -238,15 +239,24 @@ def run_cli(rng: random.Random) -> Outcome:
     return Outcome("ok" if rc == 0 else "clean_failure", f"exit {rc}", time.monotonic() - t)
 
 
+def _program_case(mutator):
+    def case(rng):
+        image = mutator(rng)
+        o = run_program(image)
+        o.artifact = image
+        return o
+    return case
+
+
 TARGETS = {
-    "program": lambda rng: run_program(mutate_program(rng)),
-    "stream": lambda rng: run_program(mutate_stream(rng)),
+    "program": _program_case(mutate_program),
+    "stream": _program_case(mutate_stream),
     "overrides": run_overrides,
     "cli": run_cli,
 }
 
 
-def campaign(cases: int, seed: int = 0, targets=None, progress=False) -> dict:
+def campaign(cases: int, seed: int = 0, targets=None, progress=False, dump: Path | None = None) -> dict:
     rng = random.Random(seed)
     names = list(targets or TARGETS)
     stats = {n: collections.Counter() for n in names}
@@ -264,6 +274,9 @@ def campaign(cases: int, seed: int = 0, targets=None, progress=False) -> dict:
             errors[o.detail] += 1
         elif o.kind in ("crash", "hang"):
             crashes.append({"target": name, "case": i, "kind": o.kind, "detail": o.detail})
+            if dump is not None and o.artifact is not None:
+                dump.mkdir(parents=True, exist_ok=True)
+                (dump / f"{name}-{i}.pte").write_bytes(o.artifact)
         if progress and (i + 1) % 500 == 0:
             print(f"  {i + 1}/{cases} cases, {len(crashes)} crashes/hangs, {time.monotonic() - t0:.0f} s", flush=True)
     return {"cases": cases, "seconds": time.monotonic() - t0, "slowest_case_s": slowest,
@@ -277,9 +290,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--target", action="append", choices=list(TARGETS), help="limit to these targets")
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--dump", type=Path, metavar="DIR", help="write the inputs of crashing program cases here")
     a = ap.parse_args(argv)
-    os.environ.setdefault("FVP_FUZZ", "1")
-    rep = campaign(a.cases, a.seed, a.target, progress=True)
+    rep = campaign(a.cases, a.seed, a.target, progress=True, dump=a.dump)
     print(f"{rep['cases']} cases in {rep['seconds']:.0f} s (slowest case {rep['slowest_case_s']:.2f} s)")
     for n, c in rep["by_target"].items():
         print(f"  {n:10s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))

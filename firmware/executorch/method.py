@@ -218,6 +218,8 @@ class Method:
 
     # ------------------------------------------------------------------------------------------ I/O
     def input_tensor(self, i: int) -> RtTensor | None:
+        if not 0 <= i < len(self.plan.inputs):
+            raise RuntimeFailure(Error.InvalidArgument, f"input index {i} >= {len(self.plan.inputs)} inputs")
         v = self.values[self.plan.inputs[i]]
         return v if isinstance(v, RtTensor) else None
 
@@ -254,7 +256,7 @@ class Method:
                 if kind == "KernelCall":
                     bus.trace("B", "cpu", opname)
                     try:
-                        a(KernelContext(self, temp), [self.values[i] for i in b])
+                        _call_kernel(a, KernelContext(self, temp), [self.values[i] for i in b], opname)
                     except RuntimeFailure as e:
                         log.error(msgs["kernel_failed"].format(chain=0, index=pc, op=opname, status=int(e.code)))
                         raise
@@ -296,6 +298,20 @@ class Method:
                 self.bus.work("memcpy_byte", v.nbytes)
         else:
             self.values[dst] = v
+
+
+_KERNEL_ARG_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError, KeyError,
+                      FloatingPointError, MemoryError)
+
+
+def _call_kernel(fn, ctx, args: list, opname: str) -> None:
+    """Call a CPU kernel. Arguments a kernel cannot use (wrong count, types, shapes) fail the call with
+    ``InvalidArgument``, as the C++ kernels' ``ET_KERNEL_CHECK``s do, instead of escaping as exceptions."""
+    try:
+        with np.errstate(all="ignore"):
+            fn(ctx, args)
+    except _KERNEL_ARG_ERRORS as e:
+        raise RuntimeFailure(Error.InvalidArgument, f"{opname}: invalid arguments ({type(e).__name__}: {e})") from None
 
 
 class KernelContext:

@@ -137,7 +137,7 @@ SCHEMA: dict[str, Any] = {
         "timing": enum("analytic", "none"), "engine": enum("fast", "reference"),
         "max_commands": UINT, "description": STR,
         # knobs of the NPU timing model that Vela's system config has no name for (docs/timing.md)
-        "timing_params": {"op_setup_cycles": NUMBER, "dma_setup_cycles": NUMBER, "stream_setup_cycles": NUMBER,
+        "timing_params": {"cmd_word_cycles": NUMBER, "op_setup_cycles": NUMBER, "dma_setup_cycles": NUMBER, "stream_setup_cycles": NUMBER,
                           "description": STR},
     },
     "system_configs": MapOf(SYSTEM_CONFIG),

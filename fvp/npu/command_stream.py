@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -59,7 +59,8 @@ class Command:
         return (w0,) if self.payload is None else (w0, self.payload)
 
 
-def _as_words(words) -> np.ndarray:
+def as_words(words) -> np.ndarray:
+    """A stream as little-endian uint32 words (from bytes, a list of ints or an array)."""
     if isinstance(words, (bytes, bytearray, memoryview)):
         return np.frombuffer(bytes(words), dtype="<u4")
     a = np.asarray(words)
@@ -105,7 +106,7 @@ def decode_command(words: np.ndarray, index: int, arch: NpuArch) -> Command:
 def iter_commands(words, arch, start: int = 0):
     """Yield the commands of ``words`` in order (lazily, so a fault comes after the good commands)."""
     arch = get_arch(arch)
-    w = _as_words(words)
+    w = as_words(words)
     i = start
     n = len(w)
     while i < n:
@@ -144,7 +145,7 @@ def parse_driver_payload(data) -> DriverPayload:
 
     Raises ``ValueError`` for a malformed payload.
     """
-    w = _as_words(data)
+    w = as_words(data)
     if len(w) == 0 or int(w[0]) != COP1_MAGIC:
         raise ValueError("not a COP1 driver payload (missing 'COP1' magic)")
     i = 1
@@ -646,7 +647,7 @@ def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperati
             idepth = od
         ifm = _fm(state, "IFM", "ifm", max(ih, 0), max(iw, 0), idepth, offset=off)
         if kernel.upscale != "NONE":
-            ifm = _replace(ifm, upscale=kernel.upscale)
+            ifm = replace(ifm, upscale=kernel.upscale)
 
     ofm_scale_raw = state.raw("NPU_SET_OFM_SCALE")
     opa_raw = state.raw("NPU_SET_OPA_SCALE")
@@ -685,12 +686,6 @@ def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperati
         opb_scale=state.raw("NPU_SET_OPB_SCALE") & 0xFFFF,
         activation=activation, broadcast=broadcast, parallel_mode=parallel,
     )
-
-
-def _replace(obj, **kw):
-    import dataclasses
-
-    return dataclasses.replace(obj, **kw)
 
 
 def iter_operations(words, arch):

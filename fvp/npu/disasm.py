@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import NpuFault
 from . import registers as R
 from .arch import get_arch
-from .command_stream import RegisterState, _as_words, build_operation, decode_command
+from .command_stream import RegisterState, as_words, build_operation, decode_command
 
 _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
 _NAME_WIDTH = 26
@@ -33,7 +33,7 @@ def _fields_text(cmd, is_u65: bool) -> str:
 def disassemble(words, arch) -> list[str]:
     """One line per command: byte offset, raw words (hex), mnemonic, decoded fields."""
     arch = get_arch(arch)
-    w = _as_words(words)
+    w = as_words(words)
     lines = []
     i = 0
     n = len(w)
@@ -133,7 +133,7 @@ def describe_operation(op) -> str:
 def summarize_operations(words, arch) -> list[str]:
     """One line per ``NPU_OP_*`` command: kind, shapes, kernel, strides, formats/dtypes, regions."""
     arch = get_arch(arch)
-    w = _as_words(words)
+    w = as_words(words)
     state = RegisterState(arch)
     lines = []
     i = 0

@@ -3,7 +3,10 @@
 DMA copies happen at ``NPU_OP_DMA_START``; every kernel operation runs to completion at its ``NPU_OP_*``
 (computed into a temporary, then written, so IFM and OFM may alias).  Waits, ``BLOCKDEP`` and the PMU mask have
 no functional effect in this serialisation.  Faults (a malformed command, an unreachable address, the
-watchdog) end the run and are returned in :class:`StreamResult`, never raised.
+watchdog) end the run and are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``,
+``bus_error``, ``watchdog``, ``unsupported`` (a feature the model does not implement: built-in TANH/SIGMOID,
+F16 accumulators, 64-bit feature maps, operations too large for host memory) and ``internal_error`` (a bug in
+the model; the original exception is ``fault.__cause__``).
 
 ``memory`` is any object with ``view(address, length, write) -> np.ndarray[uint8]`` (zero-copy into simulated
 RAM) raising ``NpuFault("bus_error", address=...)`` for an address the NPU cannot reach.
@@ -18,7 +21,7 @@ import numpy as np
 from ..errors import NpuFault
 from . import featuremap as fmap
 from .arch import get_arch
-from .command_stream import (NpuOperation, RegisterState, _as_words, build_operation, decode_command)
+from .command_stream import (NpuOperation, RegisterState, as_words, build_operation, decode_command)
 
 SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
 
@@ -181,7 +184,10 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
         return None
     start = ctx.arch.lut_start_bytes + 256 * t
     length = ctx.shram.shape[0] - start
-    rec._add("r", "lut", SHRAM_REGION, 0)
+    clip = op.activation.clip_range
+    index_bits = 8 if clip in (2, 3) else 16 if clip == 5 else op.ofm.bits
+    table_bytes = 256 * (op.ofm.bits // 8) if index_bits == 8 else 2048
+    rec._add("r", "lut", SHRAM_REGION, min(table_bytes, length))
     return ctx.shram_slice(start, length)
 
 
@@ -286,7 +292,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     ctx = _Ctx(arch, base_pointers, memory, shram, _get_engine(engine), weight_cache)
     state = RegisterState(arch)
     records: list[OpRecord] = []
-    w = _as_words(words)
+    w = as_words(words)
     n = len(w)
     i = 0
     count = 0
@@ -316,4 +322,8 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = off
+        return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4)
+    except Exception as e:  # noqa: BLE001 - a simulator bug must not escape as a traceback for a bad stream
+        f = NpuFault("internal_error", f"NPU model error at 0x{off:x}: {type(e).__name__}: {e}", offset=off)
+        f.__cause__ = e
         return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4)

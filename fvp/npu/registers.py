@@ -15,7 +15,7 @@ OFM/OPA shift (param[5:0]) are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # ------------------------------------------------------------------------------------------ word layout
 OPCODE_MASK = 0x3FF

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 # PMU hardware event numbers (research/ethosu.md 6)
 EV_CC_STALLED_ON_BLOCKDEP = 0x21
+EV_CC_STALLED_ON_SHRAM_RECONFIG = 0x22
 EV_MAC_ACTIVE = 0x30
 EV_MAC_ACTIVE_8BIT = 0x31
 EV_MAC_ACTIVE_16BIT = 0x32
@@ -61,7 +62,7 @@ _SUBKERNEL = 8  # sub-kernel limit (height and width) of convolution, depthwise 
 _EPS = 1e-9
 
 #: the knobs of ``npu.timing_params`` (board YAML); a missing knob counts as 0
-PARAM_NAMES = ("op_setup_cycles", "dma_setup_cycles", "stream_setup_cycles")
+PARAM_NAMES = ("cmd_word_cycles", "op_setup_cycles", "dma_setup_cycles", "stream_setup_cycles")
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -163,7 +164,7 @@ class _Job:
     tail (fixed)."""
 
     __slots__ = ("rec", "timing", "is_dma", "head", "tail", "compute", "cost", "T", "demand", "phase",
-                 "phase_end", "remaining", "rate", "start", "body_start", "body_end", "end", "blockdep")
+                 "phase_end", "remaining", "rate", "start", "body_start", "body_end", "end", "blockdep", "shram")
 
     def __init__(self, rec, timing, is_dma, head, tail, compute, cost, blockdep=0):
         self.rec = rec
@@ -181,6 +182,7 @@ class _Job:
         self.rate = 0.0
         self.start = self.body_start = self.body_end = self.end = None
         self.blockdep = blockdep
+        self.shram = None  # SHRAM layout (IB_END, AB_START, IFM2_IB_START) of a kernel operation
 
 
 class TimingModel:
@@ -255,9 +257,9 @@ class TimingModel:
         qcfg = int(getattr(device, "qconfig", 2) if device is not None else 2) & 3
         qport = self.ports[0 if qcfg < 2 else 1]
         start = self.params["stream_setup_cycles"] + (qport.read_latency if qsize else 0.0)
-        total, blockdep_stall = self._simulate(operations, jobs, timings, start)
+        total, stalls = self._simulate(operations, jobs, timings, start)
         self._attribute(timings, jobs, total)
-        return self._finish(timings, total, blockdep_stall, qport.index, qsize)
+        return self._finish(timings, total, stalls, qport.index, qsize)
 
     # ------------------------------------------------------------------ per-operation costs
     def _kernel_job(self, rec, t: OpTiming, region_port) -> _Job:
@@ -309,8 +311,12 @@ class TimingModel:
             if wp is not None:
                 lat.append(self.ports[wp].read_latency)
         head += max(lat) if lat else 0.0
-        tail = self.ports[ofm_port].write_latency if ofm_port is not None else 0.0
-        return _Job(rec, t, False, head, tail, comp["total"], cost, blockdep=op.blockdep)
+        # the pipeline drain (the last block's second stage) and the last write's latency form the tail, which
+        # the next operation may overlap (BLOCKDEP)
+        tail = comp["fill"] + (self.ports[ofm_port].write_latency if ofm_port is not None else 0.0)
+        job = _Job(rec, t, False, head, tail, comp["total"] - comp["fill"], cost, blockdep=op.blockdep)
+        job.shram = (op.ifm_ib_end, op.ab_start, op.ifm2_ib_start)
+        return job
 
     def _dma_job(self, rec, t: OpTiming, region_port) -> _Job:
         d = rec.op.dma
@@ -370,8 +376,8 @@ class TimingModel:
         i = 0
         kernels: list[_Job] = []
         dmas: list[_Job] = []
-        waiting_since = None
         blockdep_stall = 0.0
+        shram_stall = 0.0
 
         def outstanding(lst):
             return sum(1 for j in lst if j.phase != "done")
@@ -381,6 +387,15 @@ class TimingModel:
             job.phase = "head"
             job.phase_end = now + job.head
 
+        # command words each operation costs the command processor: its register writes and itself
+        cmd_c = self.params["cmd_word_cycles"]
+        words = []
+        prev = -4
+        for r in records:
+            words.append(max(1, (r.op.offset - prev) // 4) if r.op.offset is not None else 1)
+            prev = r.op.offset if r.op.offset is not None else prev + 4
+        cp_time = t  # when the command processor finished its last action
+        ready = None  # when the command processor has decoded operation i (None: not started on it)
         guard = 0
         while True:
             guard += 1
@@ -389,8 +404,12 @@ class TimingModel:
             changed = True
             while changed:
                 changed = False
-                # command processor: issue operations in order until something blocks it
+                # command processor: decode and issue operations in order until something blocks it
                 while i < n:
+                    if ready is None:
+                        ready = cp_time + words[i] * cmd_c
+                    if ready > t + _EPS:
+                        break
                     op = records[i].op
                     kind = op.kind
                     job = jobs[i]
@@ -407,15 +426,13 @@ class TimingModel:
                                  kind == "KERNEL_WAIT" else outstanding(dmas) + outstanding(kernels))
                         limit = op.count if kind != "STOP" else 0
                         if lst_n > limit:
-                            if waiting_since is None:
-                                waiting_since = t
                             break
-                        tm = timings[i]
-                        tm.start = waiting_since if waiting_since is not None else t
-                        tm.end = t
-                        waiting_since = None
+                        timings[i].start = ready
+                        timings[i].end = t
                     else:
                         timings[i].start = timings[i].end = t
+                    cp_time = t
+                    ready = None
                     i += 1
                     changed = True
                 # DMA engine: one job at a time, in issue order
@@ -426,11 +443,12 @@ class TimingModel:
                             changed = True
                         break
                 # kernel pipeline: the next kernel starts when the previous is done, or already in its drain
-                # (tail) when BLOCKDEP allows overlap
+                # (tail) when BLOCKDEP allows overlap and the SHRAM layout stays the same
                 for k, job in enumerate(kernels):
                     if job.phase == "issued":
                         prev = kernels[k - 1] if k else None
-                        if prev is None or prev.phase == "done" or (job.blockdep > 0 and prev.phase == "tail"):
+                        if prev is None or prev.phase == "done" or (
+                                job.blockdep > 0 and prev.phase == "tail" and job.shram == prev.shram):
                             begin(job, t)
                             changed = True
                         break
@@ -455,11 +473,11 @@ class TimingModel:
             live = [j for j in kernels + dmas if j.phase in ("head", "body", "tail")]
             if i >= n and not live:
                 break
-            if not live:  # pragma: no cover - blocked command processor with nothing running
+            t_next = ready if (i < n and ready is not None and ready > t + _EPS) else math.inf
+            if not live and not math.isfinite(t_next):  # pragma: no cover - blocked with nothing running
                 break
             body = [j for j in live if j.phase == "body"]
             _share_bandwidth(body, bw)
-            t_next = math.inf
             for j in live:
                 if j.phase in ("head", "tail"):
                     t_next = min(t_next, j.phase_end)
@@ -471,11 +489,15 @@ class TimingModel:
             for j in body:
                 if j.rate > 0 and j.T > 0:
                     j.remaining -= dt * j.rate / j.T
-            # cycles the next kernel waits only because BLOCKDEP forbids overlapping the previous one's drain
+            # cycles the next kernel waits only because BLOCKDEP or a SHRAM layout change forbids overlapping the
+            # previous one's drain
             for k, job in enumerate(kernels):
                 if job.phase == "issued":
-                    if k and kernels[k - 1].phase == "tail" and job.blockdep == 0:
-                        blockdep_stall += dt
+                    if k and kernels[k - 1].phase == "tail":
+                        if job.blockdep == 0:
+                            blockdep_stall += dt
+                        elif job.shram != kernels[k - 1].shram:
+                            shram_stall += dt
                     break
             t = t_next
         for job in jobs:
@@ -491,7 +513,7 @@ class TimingModel:
             tm.bound = self._bound(job)
             if tm.macs and tm.cycles > 0:
                 tm.mac_utilisation = tm.macs / (tm.cycles * arch.total_macs)
-        return t, blockdep_stall
+        return t, (blockdep_stall, shram_stall)
 
     def _bound(self, job: _Job) -> str:
         parts = {"compute": job.compute}
@@ -544,7 +566,7 @@ class TimingModel:
             if owner is not None:
                 owner.timing.exclusive_cycles += b - a
 
-    def _finish(self, timings, total: float, blockdep_stall: float, qport: int, qsize: int) -> StreamTiming:
+    def _finish(self, timings, total: float, stalls: tuple, qport: int, qsize: int) -> StreamTiming:
         width = self.arch.axi_width_bytes
         total_cycles = max(1, int(math.ceil(total - _EPS)))
         rd = {0: 0, 1: 0}
@@ -598,7 +620,8 @@ class TimingModel:
         ev[EV_AO_ACTIVE_8BIT] = int(round(ao.get(8, 0.0)))
         ev[EV_AO_ACTIVE_16BIT] = int(round(ao.get(16, 0.0)))
         ev[EV_WD_ACTIVE] = int(round(wd))
-        ev[EV_CC_STALLED_ON_BLOCKDEP] = int(round(blockdep_stall))
+        ev[EV_CC_STALLED_ON_BLOCKDEP] = int(round(stalls[0]))
+        ev[EV_CC_STALLED_ON_SHRAM_RECONFIG] = int(round(stalls[1]))
         return StreamTiming(total_cycles=total_cycles, per_op=timings, events=ev,
                             ports={p.index: p.name for p in self.ports}, bytes_read=rd, bytes_written=wr,
                             command_bytes=qsize)
@@ -863,4 +886,4 @@ def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0) -> dic
         if fill is None:
             fill = min(ms, as_) if uses_macs else 0.0
     total += fill or 0.0
-    return {"total": total, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}
+    return {"total": total, "fill": fill or 0.0, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}

@@ -14,7 +14,6 @@ import os
 import numpy as np
 import pytest
 
-from fvp.npu.execute import execute_stream
 from fvp.npu.weights import WeightCache
 
 from .corpus import load, oracle_names, reliable_fixture_args, run_program
