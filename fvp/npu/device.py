@@ -67,6 +67,20 @@ class StreamRecord:
     commands: int = 0
 
 
+_WEIGHT_CACHE = None
+
+
+def shared_weight_cache():
+    """One content-keyed cache of decoded weight streams per host process: a stream is decoded once and
+    reused by every inference, command stream and platform instance that meets the same bytes."""
+    global _WEIGHT_CACHE
+    if _WEIGHT_CACHE is None:
+        from .weights import WeightCache
+
+        _WEIGHT_CACHE = WeightCache()
+    return _WEIGHT_CACHE
+
+
 class NpuMemoryPort:
     """The NPU's AXI masters: zero-copy views of memory the NPU can reach, bus faults otherwise."""
 
@@ -105,7 +119,6 @@ class EthosU(Device):
         self.timing_model = TimingModel(arch, system_config, memory_mode, enabled=(timing != "none"))
         self.pmu = Pmu(arch, self)
         self.shram = np.zeros(arch.shram_bytes, dtype=np.uint8)
-        self.weight_cache = None
         self.streams: list[StreamRecord] = []
         self._completion_seq = 0
         self.reset()
@@ -248,7 +261,7 @@ class EthosU(Device):
                 fault = NpuFault("bus_error", f"command stream fetch at QBASE 0x{self.qbase:x}: {e}", address=e.address)
         if words is not None:
             result = execute_stream(words, arch=self.arch, base_pointers=list(self.basep), memory=self.memory,
-                                    shram=self.shram, engine=self.engine, weight_cache=self._cache(),
+                                    shram=self.shram, engine=self.engine, weight_cache=shared_weight_cache(),
                                     max_commands=self.max_commands)
             fault = result.fault
         ops = list(result.operations) if result is not None else []
@@ -293,11 +306,3 @@ class EthosU(Device):
         self.status |= ST_IRQ_RAISED | (1 << 16)
         self.raise_irq(self.irq)
 
-    def _cache(self):
-        if self.weight_cache is None:
-            try:
-                from .weights import WeightCache
-                self.weight_cache = WeightCache()
-            except ImportError:  # pragma: no cover - during bring-up
-                self.weight_cache = None
-        return self.weight_cache
