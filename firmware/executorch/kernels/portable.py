@@ -128,16 +128,6 @@ def log_softmax(ctx, args):
     return out
 
 
-def copy_like(name):
-    def kernel(ctx, args):
-        out = out_tensor(args)
-        x = _arr(ctx, args[0])
-        if x.size != out.numel:
-            raise RuntimeFailure(Error.InvalidArgument, f"{name}: {x.size} elements into {out.numel}")
-        write_out(ctx, out, x.reshape(-1) if name == "view_copy" else x.reshape(out.sizes), "copy")
-        return out
-    return kernel
-
 
 def view_copy(ctx, args):
     out = out_tensor(args)
@@ -168,9 +158,10 @@ def cat(ctx, args):
     lst = args[0]
     if not (isinstance(lst, tuple) and lst[0] == "TensorList"):
         raise RuntimeFailure(Error.InvalidArgument, "cat: expected a tensor list")
-    parts = [ctx.method.values[i].array(ctx.bus) for i in lst[1]]
+    parts = [tensor(ctx.method.values[i], "tensors").array(ctx.bus) for i in lst[1]]
     dim = int(args[1]) if len(args) > 2 else 0
-    parts = [p for p in parts if p.size or p.ndim == out_tensor(args).sizes.__len__()]
+    # like PyTorch, empty 1-D tensors are skipped in a concatenation of higher-rank tensors
+    parts = [p for p in parts if not (p.ndim == 1 and p.size == 0 and len(out.sizes) > 1)]
     write_out(ctx, out, np.concatenate(parts, axis=dim % len(out.sizes)), "copy")
     return out
 
