@@ -48,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a program on the board (no MODEL: the embedded tutorial program)",
                          description="Run an ExecuTorch program (.pte or .bpte) on the simulated board. Without "
-                                     "MODEL, run the tutorial's delegated x + x program built into the firmware.")
+                                     "MODEL, run the tutorial's delegated x + x program built into the firmware.",
+                         epilog="exit status: 0 the program ran and ended with EOT; 1 it failed (a fatal F line, an "
+                                "NPU or CPU fault, a failed bundled verification); 2 bad usage, board or model file; "
+                                "3 a simulation limit (--cyclelimit, --timelimit) was reached")
     run.add_argument("model", nargs="?", metavar="MODEL", help="a .pte or .bpte file (default: the embedded program)")
     _add_board_options(run)
     run.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="FILE",
@@ -136,6 +139,10 @@ def _parse_data(items) -> list:
 
 def cmd_run(args) -> int:
     spec = _load(args)
+    if args.trace:
+        from .report import check_trace_path
+
+        check_trace_path(args.trace)
     model_name = None
     embedded = False
     if args.model:

@@ -147,7 +147,8 @@ def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit
     if parsed["result"] == "PASS" and result.exit_code != 0:
         status = f"exit {result.exit_code} ({result.reason})"
     return BoardRun(
-        label=label, board=spec.name, variant=npu.variant if npu else "", system_config=npu.system_config.name if npu else "",
+        label=label, board=spec.name, variant=npu.variant if npu else "",
+        system_config=npu.system_config.name if npu else "",
         memory_mode=npu.memory_mode.name if npu else "", npu_clock_hz=clock, cpu_clock_hz=spec.cpu.clock_hz,
         exit_code=result.exit_code, result=status, npu_cycles=npu_cycles, npu_streams=len(streams),
         npu_ms=npu_cycles / clock * 1e3 if clock else 0.0, pmu=parsed["pmu"], pmu_events=parsed["pmu_events"],

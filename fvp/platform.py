@@ -185,7 +185,7 @@ class Platform:
             return EthosU(d.name, get_arch(npu.variant), self.bus, self.sim, self.nvic.raise_irq, int(d.irq),
                           system_config=npu.system_config, memory_mode=npu.memory_mode, timing=npu.timing,
                           engine=npu.engine, max_commands=npu.max_commands, diagnostic=self._npu_diagnostic,
-                          guest_error=self._guest_error)
+                          guest_error=self._guest_error, timing_params=npu.timing_params)
         raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
 
     def _boot_info(self, model_name: str | None, args: dict) -> dict:

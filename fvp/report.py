@@ -94,10 +94,8 @@ def profile_rows(platform, result) -> dict:
         per_op = list(getattr(timing, "per_op", []) or [])
         total = max(int(getattr(timing, "total_cycles", rec.npu_cycles) or rec.npu_cycles), 1)
         for t in per_op:
-            if t.kind in ("STOP", "IRQ", "PMU_MASK"):
-                continue
-            if t.kind in ("DMA_WAIT", "KERNEL_WAIT") and t.cycles <= 0:
-                continue
+            if t.kind in ("STOP", "IRQ", "PMU_MASK", "DMA_WAIT", "KERNEL_WAIT"):
+                continue  # a wait's cycles belong to what it waits for (the trace shows the waits)
             npu_rows.append({
                 "stream": s_idx, "index": t.index, "op": t.mnemonic, "kind": t.kind, "ofm": t.ofm_shape,
                 "kernel": t.kernel, "macs": t.macs, "cycles": t.exclusive_cycles, "duration": t.cycles,
@@ -174,14 +172,16 @@ def print_profile(platform, result, out=None) -> None:
         tot_w = getattr(timing, "bytes_written", {}) or {}
         macs = sum(r["macs"] for r in rows)
         attributed = sum(r["cycles"] for r in rows)
+        enabled = getattr(timing, "enabled", True)
         util = macs / (rec.npu_cycles * npu.arch.total_macs) if npu is not None and rec.npu_cycles else 0.0
         w("-" * len(hdr) + "\n")
         rw0 = f"{_fmt_bytes(tot_r.get(0, 0))}/{_fmt_bytes(tot_w.get(0, 0))}"
         rw1 = f"{_fmt_bytes(tot_r.get(1, 0))}/{_fmt_bytes(tot_w.get(1, 0))}"
+        ut = f"{100 * util:.0f}%" if enabled else "-"
         w(f"{'':>4} {'total':<22} {'':>12} {'':>7} {_fmt_int(macs):>11} {_fmt_int(rec.npu_cycles):>10} "
-          f"{100.0:>5.1f}% {100 * util:>4.0f}% {rw0:>22} {rw1:>22}\n")
+          f"{100.0:>5.1f}% {ut:>5} {rw0:>22} {rw1:>22}\n")
         other = rec.npu_cycles - attributed
-        if other > 0.5:
+        if other > 0.5 and enabled:
             w(f"     ({_fmt_int(other)} cycles not inside any operation: stream start-up, command fetch)\n")
         bounds: dict = {}
         for r in rows:
@@ -266,7 +266,8 @@ def trace_events(platform, result) -> list:
                    "ts": base, "dur": (rec.end_ps - rec.start_ps) / 1e6,
                    "args": {"npu_cycles": rec.npu_cycles, "operations": len(rec.operations),
                             "fault": str(rec.fault) if rec.fault is not None else None,
-                            "events": {f"0x{k:x}": v for k, v in sorted((getattr(rec.timing, "events", {}) or {}).items())}}})
+                            "events": {f"0x{k:x}": v for k, v in
+                                       sorted((getattr(rec.timing, "events", {}) or {}).items())}}})
         for t in getattr(rec.timing, "per_op", []) or []:
             if t.kind in ("STOP", "IRQ", "PMU_MASK"):
                 continue
@@ -283,12 +284,22 @@ def trace_events(platform, result) -> list:
                 args.update({f"{names[p]}_written_bytes": n for p, n in t.bytes_written.items()})
             if t.ofm_shape:
                 args.update({"ofm": _shape(t.ofm_shape), "kernel": _kernel(t.kernel), "macs": t.macs,
-                             "mac_utilisation": round(t.mac_utilisation, 4), "compute_cycles": round(t.compute_cycles, 1),
+                             "mac_utilisation": round(t.mac_utilisation, 4),
+                             "compute_cycles": round(t.compute_cycles, 1),
                              "mac_cycles": round(t.mac_cycles, 1), "ao_cycles": round(t.ao_cycles, 1),
                              "blocks": t.blocks})
             ev.append({"ph": "X", "pid": 2, "tid": tid, "name": t.mnemonic, "cat": "npu",
                        "ts": base + t.start * us, "dur": max(t.cycles, 0.0) * us, "args": args})
     return ev
+
+
+def check_trace_path(path: str) -> None:
+    """Fail early (``ConfigError``, exit 2) when the trace file cannot be created."""
+    try:
+        with open(path, "w"):
+            pass
+    except OSError as e:
+        raise ConfigError(f"--trace {path}: cannot write the trace: {e.strerror or e}") from None
 
 
 def write_trace(platform, result, path: str) -> None:

@@ -113,9 +113,7 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                                     f"{sc[port]!r} has no entry under system_configs.{scname}.memories")
             sysc = S.SystemConfigSpec(name=scname, core_clock_hz=sc.get("core_clock") or 500_000_000,
                                       axi0_port=sc.get("axi0_port", "Sram"), axi1_port=sc.get("axi1_port", "OffChipFlash"),
-                                      memories=mems,
-                                      npu_timing={k: v for k, v in (npu_raw.get("timing_params") or {}).items()
-                                                  if k != "description"})
+                                      memories=mems)
             regioncfg = tuple(mm.get("regioncfg") or (3, 0, 1, 1, 1, 1, 1, 1))
             if len(regioncfg) != 8 or any(v > 3 for v in regioncfg):
                 problems.append(f"{where('memory_modes')}: memory_modes.{npu_raw['memory_mode']}.regioncfg: "
@@ -127,7 +125,9 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                                     regioncfg=regioncfg)
             npu = S.NpuSpec(device=npu_raw["device"], variant=npu_raw["variant"], system_config=sysc,
                             memory_mode=mode, timing=npu_raw.get("timing") or "analytic",
-                            engine=npu_raw.get("engine") or "fast", max_commands=npu_raw.get("max_commands") or 1_000_000)
+                            engine=npu_raw.get("engine") or "fast", max_commands=npu_raw.get("max_commands") or 1_000_000,
+                            timing_params={k: v for k, v in (npu_raw.get("timing_params") or {}).items()
+                                           if k != "description"})
 
     # ---- firmware
     fw_raw = raw.get("firmware") or {}

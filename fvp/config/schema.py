@@ -204,7 +204,6 @@ class SystemConfigSpec:
     memories: dict  # memory type name -> MemoryTimingSpec
     # the board's npu.timing_params (fixed NPU costs), carried here so the timing model gets them with the clock
     # and the memories it already receives
-    npu_timing: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -227,6 +226,7 @@ class NpuSpec:
     timing: str
     engine: str
     max_commands: int
+    timing_params: dict = field(default_factory=dict)  # npu.timing_params: knobs of the timing model
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class NpuMemoryPort:
 class EthosU(Device):
     def __init__(self, name: str, arch, bus: Bus, sim, raise_irq, irq: int, *, system_config=None,
                  memory_mode=None, timing: str = "analytic", engine: str = "fast", max_commands: int = 2_000_000,
-                 diagnostic=None, guest_error=None):
+                 diagnostic=None, guest_error=None, timing_params=None):
         from .timing import TimingModel
 
         self.name = name
@@ -116,7 +116,8 @@ class EthosU(Device):
         self.diagnostic = diagnostic or (lambda msg: None)
         self.guest_error = guest_error or (lambda msg: None)
         self.memory = NpuMemoryPort(bus, (1 << arch.address_bits) - 1)
-        self.timing_model = TimingModel(arch, system_config, memory_mode, enabled=(timing != "none"))
+        self.timing_model = TimingModel(arch, system_config, memory_mode, enabled=(timing != "none"),
+                                        params=timing_params)
         self.pmu = Pmu(arch, self)
         self.shram = np.zeros(arch.shram_bytes, dtype=np.uint8)
         self.streams: list[StreamRecord] = []

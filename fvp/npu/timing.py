@@ -1,37 +1,41 @@
 """Ethos-U55/U65 timing model: how many NPU cycles one command stream takes, where they go, and the PMU counts.
 
-What it models (docs/timing.md has the full description and the parameter list):
+What it models (docs/timing.md has the full description, the parameters and the validation):
 
 * **Kernel operations** (CONV, DEPTHWISE, POOL, ELEMENTWISE) are walked block by block, with the OFM block the
   stream itself programs (``NPU_SET_OFM_BLK_*``).  Per block: the MAC array's cycles (micro-blocks of the
   variant, sub-kernels of at most 8x8, depth-first vs part-kernel traversal, IFM block depth, the weight-buffer
   floor of 32 cycles per 8 OFM channels, the accumulator delay for single-micro-block work), the output/
-  activation stage's cycles (the per-element cycle tables of ``arch.py``), and a command-issue floor from the
-  block's own memory transfers.  MAC and AO stages form a two-stage pipeline over the blocks.
+  activation stage's cycles (the per-element tables of ``arch.py``; at least the block's scale fetch), and a
+  command-issue floor from the block's own memory transfers.  MAC and AO stages form a two-stage pipeline.
 * **Memory traffic** starts from the bytes the functional engine measured (``OpRecord``), scaled by what the
   block traversal re-fetches: the IFM halo between blocks, the IFM once per OFM depth block (convolution),
   the weights and scales once per spatial OFM block.  Each region goes to the AXI port its REGIONCFG field
   selects (0/1 -> AXI0, 2/3 -> AXI1), each port to the memory the system config names (``axi0_port``/
   ``axi1_port``), with that memory's bandwidth (``clock_scale`` x AXI width), read/write latency and burst
-  length (a transfer whose contiguous run is shorter than ``burst_length`` costs a whole burst).
-* **Concurrency**: a small event-driven simulation of the command processor, the kernel pipeline and the DMA
-  engine.  DMAs run alongside kernels (weight prefetch under the previous operation); ``DMA_WAIT`` and
-  ``KERNEL_WAIT`` stall the command processor; at most ``max_outstanding_kernels`` kernels and
-  ``max_outstanding_dma`` DMAs are in flight; ``BLOCKDEP`` > 0 lets an operation's start-up overlap the
+  length (a transfer whose contiguous run is shorter than ``burst_length`` costs a whole burst).  The command
+  stream is fetched through the port QCONFIG selects.
+* **Concurrency**: an event-driven simulation of the command processor (one command word per
+  ``cmd_word_cycles``, no faster than its port delivers 4 bytes), the kernel pipeline and the DMA engine.
+  DMAs run alongside kernels (weight prefetch under the previous operation); ``DMA_WAIT``/``KERNEL_WAIT``
+  stall the command processor; at most ``max_outstanding_kernels`` kernels and ``max_outstanding_dma`` DMAs
+  are in flight; ``BLOCKDEP`` > 0 with an unchanged SHRAM layout lets an operation's start-up overlap the
   previous one's drain.  Jobs that run at the same time share each port's bandwidth (max-min fair).
-* **PMU**: AXI beats (bytes / AXI width) per port and direction, transactions, MAC/AO/WD active cycles, the
-  cycles stalled on BLOCKDEP; time-based events (CYCLE, NPU_ACTIVE, NPU_IDLE) are the PMU's own business.
+* **PMU**: AXI beats (bytes / AXI width, per tensor transfer) and transactions per port and direction,
+  MAC/AO/WD active cycles, cycles stalled on BLOCKDEP or a SHRAM reconfiguration; time-based events (CYCLE,
+  NPU_ACTIVE, NPU_IDLE) are the PMU's own business (``pmu.py``).
 
 Sources (facts only): research/ethosu.md sections 4 (configurations, cycle tables, block fitting), 5 (Vela's
 estimator: Regor's per-block MAC cycles, AO cost, burst efficiency, memory terms, DMA/weight prefetch) and 6
 (PMU events, beats per AXI width, REGIONCFG); Vela's ``npu_performance.py`` and Regor's
 ``ethos_u55_performance.cpp`` for the same formulas.
 
-Simplified: one fixed command-processor cost per operation (``op_setup_cycles``) and per DMA
-(``dma_setup_cycles``) from the board config; no SHRAM bank conflicts, AXI outstanding-transaction limits or
-timing-adapter pulse shaping; reads and writes of one port share one bandwidth budget (as in Vela); the
-weight decoder is modelled by the MAC formula's weight-buffer floor, not by a decode rate; a port's latency
-is paid once at the start (reads) and end (writes) of an operation, double buffering hides the rest.
+Simplified: fixed costs per operation/DMA/stream are board parameters (``npu.timing_params``) with no public
+figures behind them; no SHRAM bank conflicts, AXI outstanding-transaction limits or timing-adapter pulse
+shaping; reads and writes of a port share one bandwidth budget (as in Vela); the command fetch does not
+compete with other traffic; the weight decoder is the MAC formula's weight-buffer floor, not a decode rate;
+pooling throughput follows Vela's Python model (Regor charges 4x more for 8-bit pooling); a port's latency is
+paid once at the start (reads) and end (writes) of an operation, double buffering hides the rest.
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ class OpTiming:
     bound: str = "-"
     macs: int = 0
     mac_utilisation: float = 0.0
+    transfers: list = field(default_factory=list)  # (tensor, port, "r"/"w", bytes) as the hardware moves them
     bytes_read: dict = field(default_factory=dict)  # port -> bytes
     bytes_written: dict = field(default_factory=dict)
     beats_read: dict = field(default_factory=dict)
@@ -189,20 +194,21 @@ class TimingModel:
     """The timing model of one NPU: ``stream(ops, device)`` -> :class:`StreamTiming`.
 
     ``arch`` an :class:`~fvp.npu.arch.NpuArch`; ``system_config`` a ``SystemConfigSpec`` (core clock, the
-    memory behind each AXI port, per-memory clock scale, burst length, latencies; ``npu_timing`` the board's
-    ``npu.timing_params``); ``memory_mode`` a ``MemoryModeSpec`` (REGIONCFG when the device gives none).
+    memory behind each AXI port, per-memory clock scale, burst length, latencies); ``params`` the board's
+    ``npu.timing_params``; ``memory_mode`` a ``MemoryModeSpec`` (REGIONCFG when the device gives none).
     ``enabled=False`` (``npu.timing: none``, the FVP's ``--fast``): every stream takes one cycle and counts no
     events.
     """
 
-    def __init__(self, arch, system_config, memory_mode, enabled: bool = True):
+    def __init__(self, arch, system_config, memory_mode, enabled: bool = True, params: dict | None = None):
         self.arch = arch
         self.system_config = system_config
         self.memory_mode = memory_mode
         self.enabled = enabled
-        params = dict(getattr(system_config, "npu_timing", None) or {})
+        params = dict(params or {})
         self.params = {k: float(params.get(k, 0) or 0) for k in PARAM_NAMES}
         self.ports = self._ports()
+        self._qport = None  # the port the running stream's commands come through
 
     # ------------------------------------------------------------------ configuration
     def _ports(self) -> list:
@@ -256,6 +262,7 @@ class TimingModel:
         qsize = int(getattr(device, "qsize", 0) or 0) if device is not None else 0
         qcfg = int(getattr(device, "qconfig", 2) if device is not None else 2) & 3
         qport = self.ports[0 if qcfg < 2 else 1]
+        self._qport = qport if qsize else None
         start = self.params["stream_setup_cycles"] + (qport.read_latency if qsize else 0.0)
         total, stalls = self._simulate(operations, jobs, timings, start)
         self._attribute(timings, jobs, total)
@@ -272,35 +279,38 @@ class TimingModel:
             t.kernel = (op.kernel.height, op.kernel.width, op.kernel.stride_y, op.kernel.stride_x)
         geo = kernel_geometry(arch, op)
         t.blocks = geo["blocks"]
-        comp = compute_cycles(arch, op, geo, self._block_memory(op, geo, region_port))
+        scale_latency = 0.0
+        if op.scales:
+            sp = region_port(op.scales[0].region)
+            scale_latency = self.ports[sp].read_latency if sp is not None else 0.0
+        comp = compute_cycles(arch, op, geo, self._block_memory(op, geo, region_port), scale_latency)
         t.compute_cycles, t.mac_cycles, t.ao_cycles, t.wd_cycles = (comp["total"], comp["mac"], comp["ao"],
                                                                     comp["wd"])
         # traffic: measured bytes x re-fetch of the block traversal, per port
-        reads: dict = {}
-        writes: dict = {}
         cost: dict = {}
 
-        def add(d, port, n, eff):
+        def add(tensor, direction, port, n, eff):
+            n = int(round(n))
             if port is None or n <= 0:
                 return
-            d[port] = d.get(port, 0) + n
+            t.transfers.append((tensor, port, direction, n))
             cost[port] = cost.get(port, 0.0) + n / eff
 
         br = rec.bytes_read
         ifm_port = region_port(op.ifm.region)
-        add(reads, ifm_port, br.get("ifm", 0) * geo["ifm_refetch"],
+        add("ifm", "r", ifm_port, br.get("ifm", 0) * geo["ifm_refetch"],
             self._efficiency(ifm_port, op.ifm, geo["ifm_block"], read=True))
         if op.ifm2 is not None and br.get("ifm2", 0):
             p2 = region_port(op.ifm2.region)
-            add(reads, p2, br.get("ifm2", 0), self._efficiency(p2, op.ifm2, geo["ofm_block"], read=True))
+            add("ifm2", "r", p2, br.get("ifm2", 0), self._efficiency(p2, op.ifm2, geo["ofm_block"], read=True))
         for key, ranges in (("weights", op.weights), ("scales", op.scales)):
             n = br.get(key, 0)
             if n and ranges:
-                add(reads, region_port(ranges[0].region), n * geo["spatial_blocks"], 1.0)
+                add(key, "r", region_port(ranges[0].region), n * geo["spatial_blocks"], 1.0)
         ofm_port = region_port(ofm.region)
-        add(writes, ofm_port, rec.bytes_written.get("ofm", 0),
+        add("ofm", "w", ofm_port, rec.bytes_written.get("ofm", 0),
             self._efficiency(ofm_port, ofm, geo["ofm_block"], read=False))
-        t.bytes_read, t.bytes_written = _rounded(reads), _rounded(writes)
+        t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
         # fixed costs: command processing, first reads' latency (IFM, weights), last write's latency
         head = self.params["op_setup_cycles"]
         lat = []
@@ -323,17 +333,17 @@ class TimingModel:
         n = int(rec.bytes_read.get("dma", 0))
         src = None if d.src_internal else region_port(d.src_region)
         dst = None if d.dst_internal else region_port(d.dst_region)
-        reads, writes, cost = {}, {}, {}
+        cost = {}
         if n:
             if src is not None:
-                reads[src] = n
+                t.transfers.append(("dma", src, "r", n))
                 cost[src] = cost.get(src, 0.0) + n
             if dst is not None:
-                writes[dst] = n
+                t.transfers.append(("dma", dst, "w", n))
                 # U65 2-D/3-D DMA writes runs of LEN bytes; a 1-D DMA is one long run
                 e = min(1.0, d.length / self.ports[dst].burst) if d.mode and d.length else 1.0
                 cost[dst] = cost.get(dst, 0.0) + n / max(e, _EPS)
-        t.bytes_read, t.bytes_written = reads, writes
+        t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
         head = self.params["dma_setup_cycles"] + (self.ports[src].read_latency if src is not None else 0.0)
         tail = self.ports[dst].write_latency if dst is not None else 0.0
         return _Job(rec, t, True, head, tail, 0.0, cost)
@@ -367,39 +377,38 @@ class TimingModel:
 
     # ------------------------------------------------------------------ event simulation
     def _simulate(self, records, jobs, timings, t0: float):
+        """Event-driven run of the command processor (in-order issue, waits, outstanding limits), the kernel
+        pipeline (one body at a time; BLOCKDEP overlap of drain and start-up) and the DMA engine (one job at a
+        time); between events every job's body progresses at its bandwidth-shared rate."""
         arch = self.arch
         max_k = max(1, arch.max_outstanding_kernels)
         max_d = max(1, arch.max_outstanding_dma)
         bw = {p.index: p.bw for p in self.ports}
         n = len(records)
         t = float(t0)
-        i = 0
-        kernels: list[_Job] = []
+        kernels: list[_Job] = []  # issued, in order
         dmas: list[_Job] = []
-        blockdep_stall = 0.0
-        shram_stall = 0.0
-
-        def outstanding(lst):
-            return sum(1 for j in lst if j.phase != "done")
-
-        def begin(job, now):
-            job.start = now
-            job.phase = "head"
-            job.phase_end = now + job.head
+        k_next = d_next = 0  # next issued kernel / DMA not started yet
+        k_done = d_done = 0  # finished counts (outstanding = issued - done)
+        live: list[_Job] = []
+        blockdep_stall = shram_stall = 0.0
 
         # command words each operation costs the command processor: its register writes and itself
-        cmd_c = self.params["cmd_word_cycles"]
+        # (at least the time the command stream's port needs to deliver a 4-byte word)
+        cmd_c = max(self.params["cmd_word_cycles"], 4.0 / self._qport.bw if self._qport is not None else 0.0)
         words = []
-        prev = -4
+        prev_off = -4
         for r in records:
-            words.append(max(1, (r.op.offset - prev) // 4) if r.op.offset is not None else 1)
-            prev = r.op.offset if r.op.offset is not None else prev + 4
+            off = r.op.offset if r.op.offset is not None else prev_off + 4
+            words.append(max(1, (off - prev_off) // 4))
+            prev_off = off
+        i = 0
         cp_time = t  # when the command processor finished its last action
         ready = None  # when the command processor has decoded operation i (None: not started on it)
         guard = 0
         while True:
             guard += 1
-            if guard > 100 * (n + 10):  # pragma: no cover - a bug in the model, never a hang
+            if guard > 20 * (n + 10):  # pragma: no cover - a bug in the model, never a hang
                 break
             changed = True
             while changed:
@@ -412,20 +421,18 @@ class TimingModel:
                         break
                     op = records[i].op
                     kind = op.kind
-                    job = jobs[i]
                     if kind == "DMA":
-                        if outstanding(dmas) >= max_d:
+                        if len(dmas) - d_done >= max_d:
                             break
-                        dmas.append(job)
+                        dmas.append(jobs[i])
                     elif kind in KERNEL_KINDS:
-                        if outstanding(kernels) >= max_k:
+                        if len(kernels) - k_done >= max_k:
                             break
-                        kernels.append(job)
+                        kernels.append(jobs[i])
                     elif kind in ("DMA_WAIT", "KERNEL_WAIT", "STOP"):
-                        lst_n = (outstanding(dmas) if kind == "DMA_WAIT" else outstanding(kernels) if
-                                 kind == "KERNEL_WAIT" else outstanding(dmas) + outstanding(kernels))
-                        limit = op.count if kind != "STOP" else 0
-                        if lst_n > limit:
+                        busy = (len(dmas) - d_done if kind != "KERNEL_WAIT" else 0) + \
+                               (len(kernels) - k_done if kind != "DMA_WAIT" else 0)
+                        if busy > (op.count if kind != "STOP" else 0):
                             break
                         timings[i].start = ready
                         timings[i].end = t
@@ -436,29 +443,27 @@ class TimingModel:
                     i += 1
                     changed = True
                 # DMA engine: one job at a time, in issue order
-                for k, job in enumerate(dmas):
-                    if job.phase == "issued":
-                        if k == 0 or dmas[k - 1].phase == "done":
-                            begin(job, t)
-                            changed = True
-                        break
+                if d_next < len(dmas) and (d_next == 0 or dmas[d_next - 1].phase == "done"):
+                    self._begin(dmas[d_next], t, live)
+                    d_next += 1
+                    changed = True
                 # kernel pipeline: the next kernel starts when the previous is done, or already in its drain
                 # (tail) when BLOCKDEP allows overlap and the SHRAM layout stays the same
-                for k, job in enumerate(kernels):
-                    if job.phase == "issued":
-                        prev = kernels[k - 1] if k else None
-                        if prev is None or prev.phase == "done" or (
-                                job.blockdep > 0 and prev.phase == "tail" and job.shram == prev.shram):
-                            begin(job, t)
-                            changed = True
-                        break
+                if k_next < len(kernels):
+                    job = kernels[k_next]
+                    prev = kernels[k_next - 1] if k_next else None
+                    if prev is None or prev.phase == "done" or (
+                            job.blockdep > 0 and prev.phase == "tail" and job.shram == prev.shram):
+                        self._begin(job, t, live)
+                        k_next += 1
+                        changed = True
                 # phase transitions due now
-                for job in kernels + dmas:
+                for job in list(live):
                     if job.phase == "head" and job.phase_end <= t + _EPS:
                         job.phase = "body"
                         job.body_start = t
                         job.remaining = 1.0
-                        job.T = max([job.compute] + [c / bw[p] for p, c in job.cost.items()] + [0.0])
+                        job.T = max([job.compute] + [c / bw[p] for p, c in job.cost.items()])
                         job.demand = {p: c / job.T for p, c in job.cost.items()} if job.T > 0 else {}
                         changed = True
                     if job.phase == "body" and (job.T <= 0 or job.remaining <= _EPS):
@@ -469,8 +474,12 @@ class TimingModel:
                     if job.phase == "tail" and job.phase_end <= t + _EPS:
                         job.phase = "done"
                         job.end = t
+                        live.remove(job)
+                        if job.is_dma:
+                            d_done += 1
+                        else:
+                            k_done += 1
                         changed = True
-            live = [j for j in kernels + dmas if j.phase in ("head", "body", "tail")]
             if i >= n and not live:
                 break
             t_next = ready if (i < n and ready is not None and ready > t + _EPS) else math.inf
@@ -479,7 +488,7 @@ class TimingModel:
             body = [j for j in live if j.phase == "body"]
             _share_bandwidth(body, bw)
             for j in live:
-                if j.phase in ("head", "tail"):
+                if j.phase != "body":
                     t_next = min(t_next, j.phase_end)
                 elif j.rate > 0:
                     t_next = min(t_next, t + j.remaining * j.T / j.rate)
@@ -491,14 +500,12 @@ class TimingModel:
                     j.remaining -= dt * j.rate / j.T
             # cycles the next kernel waits only because BLOCKDEP or a SHRAM layout change forbids overlapping the
             # previous one's drain
-            for k, job in enumerate(kernels):
-                if job.phase == "issued":
-                    if k and kernels[k - 1].phase == "tail":
-                        if job.blockdep == 0:
-                            blockdep_stall += dt
-                        elif job.shram != kernels[k - 1].shram:
-                            shram_stall += dt
-                    break
+            if 0 < k_next < len(kernels) and kernels[k_next - 1].phase == "tail":
+                job = kernels[k_next]
+                if job.blockdep == 0:
+                    blockdep_stall += dt
+                elif job.shram != kernels[k_next - 1].shram:
+                    shram_stall += dt
             t = t_next
         for job in jobs:
             if job is None:
@@ -514,6 +521,13 @@ class TimingModel:
             if tm.macs and tm.cycles > 0:
                 tm.mac_utilisation = tm.macs / (tm.cycles * arch.total_macs)
         return t, (blockdep_stall, shram_stall)
+
+    @staticmethod
+    def _begin(job: _Job, now: float, live: list) -> None:
+        job.start = now
+        job.phase = "head"
+        job.phase_end = now + job.head
+        live.append(job)
 
     def _bound(self, job: _Job) -> str:
         parts = {"compute": job.compute}
@@ -584,18 +598,20 @@ class TimingModel:
         ao = {8: 0.0, 16: 0.0}
         wd = 0.0
         for tm in timings:
-            for p, n in tm.bytes_read.items():
-                rd[p] += n
+            # a beat carries at most one AXI width of one transfer: each tensor's bytes round up on their own
+            for _, p, d, n in tm.transfers:
                 b = _cdiv(n, width)
-                tm.beats_read[p] = b
-                rd_beats[p] += b
-                rd_trans[p] += _cdiv(n, self.ports[p].burst)
-            for p, n in tm.bytes_written.items():
-                wr[p] += n
-                b = _cdiv(n, width)
-                tm.beats_written[p] = b
-                wr_beats[p] += b
-                wr_trans[p] += _cdiv(n, self.ports[p].burst)
+                trans = _cdiv(n, self.ports[p].burst)
+                if d == "r":
+                    rd[p] += n
+                    tm.beats_read[p] = tm.beats_read.get(p, 0) + b
+                    rd_beats[p] += b
+                    rd_trans[p] += trans
+                else:
+                    wr[p] += n
+                    tm.beats_written[p] = tm.beats_written.get(p, 0) + b
+                    wr_beats[p] += b
+                    wr_trans[p] += trans
             if tm.kind in KERNEL_KINDS:
                 mb = 8 if tm.ifm_bits <= 8 else 16 if tm.ifm_bits <= 16 else 32
                 mac[mb] += min(tm.mac_cycles, tm.cycles)
@@ -627,8 +643,12 @@ class TimingModel:
                             command_bytes=qsize)
 
 
-def _rounded(d: dict) -> dict:
-    return {p: int(round(v)) for p, v in d.items()}
+def _by_port(transfers, direction: str) -> dict:
+    out: dict = {}
+    for _, port, d, n in transfers:
+        if d == direction:
+            out[port] = out.get(port, 0) + n
+    return out
 
 
 def _share_bandwidth(jobs, bw: dict) -> None:
@@ -861,10 +881,12 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
     return total / cores, wb_total / cores
 
 
-def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0) -> dict:
+def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_latency: float = 0.0) -> dict:
     """MAC/AO pipeline over all blocks: per block M (MAC) and A (AO) stages, each at least Regor's
-    command-issue floor (block memory + M + A) / 4; blocks flow through the two stages, so the operation takes
-    sum(max(M, A)) + min(M, A) of the first block.  Returns total, mac, ao and wd (weight buffer) cycles."""
+    command-issue floor (block memory + M + A) / 4, and A at least the block's scale/bias fetch
+    (10 x block depth x the scales' read latency / 256, Regor); blocks flow through the two stages, so the
+    operation takes sum(max(M, A)) + min(M, A) of the first block.  Returns total, fill (that last term), mac,
+    ao and wd (weight buffer) cycles."""
     ao_pe = ao_cycles_per_element(arch, op)
     uses_macs = op.kind in ("CONV", "DEPTHWISE", "POOL")
     nhcwb16_ew = op.kind == "ELEMENTWISE" and op.ofm.is_nhcwb16
@@ -877,6 +899,8 @@ def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0) -> dic
             m, wb = 0.0, 0.0
         elems = h * w * (_roundup(c, 16) if nhcwb16_ew else c)
         a = math.ceil(ao_pe * elems)
+        if op.kind in ("CONV", "DEPTHWISE") and scale_latency > 0:
+            a = max(a, 10.0 * c * scale_latency / 256.0)
         cmd = (block_memory_cycles + m + a) / 4.0
         ms, as_ = max(m, cmd) if uses_macs else 0.0, max(a, cmd)
         total += count * max(ms, as_)
