@@ -1,24 +1,39 @@
-"""Smoke fuzzing in CI: a few hundred hostile cases end cleanly (tools/fuzz.py runs long campaigns)."""
+"""Smoke fuzzing in CI: a few hundred hostile cases end cleanly (tools/fuzz.py runs long campaigns).
+
+Hypothesis drives the mutators (its ``randoms()`` strategy feeds them), so failures shrink and are replayed
+from its example database; the seeds are corpus programs.
+"""
 
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 import fuzz  # noqa: E402
 
+SMOKE = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
 
 @pytest.mark.parametrize("target", sorted(fuzz.TARGETS))
 def test_smoke_fuzz(target):
-    rep = fuzz.campaign(120, seed=20261129, targets=[target])
-    assert rep["crashes"] == [], rep["crashes"][:5]
-    counts = rep["by_target"][target]
-    assert sum(counts.values()) == 120
-    # the campaign must exercise both outcomes, or it is not testing anything
+    kinds = []
+
+    @SMOKE
+    @given(st.randoms(use_true_random=False))
+    def case(rng):
+        o = fuzz.TARGETS[target](rng)
+        kinds.append(o.kind)
+        assert o.kind in ("ok", "clean_failure"), f"{o.kind}: {o.detail}"
+
+    case()
+    assert len(kinds) >= 50
     if target in ("program", "stream"):
-        assert counts.get("clean_failure", 0) > 10 and counts.get("ok", 0) > 0
+        # the mutations must reach both outcomes, or they are not testing anything
+        assert kinds.count("clean_failure") > 5 and kinds.count("ok") > 0
 
 
 def test_fuzz_classifier_flags_crashes():
@@ -29,3 +44,8 @@ def test_fuzz_classifier_flags_crashes():
     R.reason, R.exit_code = "abort", 1
     assert fuzz._classify_run(R, "no diagnosis here", 0.1).kind == "crash"
     assert fuzz._classify_run(R, "F [executorch:x.py:1 f()] In function f(), assert failed (c): m", 0.1).kind == "clean_failure"
+
+
+def test_campaign_reports_cases_and_errors():
+    rep = fuzz.campaign(40, seed=5, targets=["program", "stream"])
+    assert rep["cases"] == 40 and rep["crashes"] == [] and rep["distinct_errors"] > 0
