@@ -220,6 +220,12 @@ def main(argv=None, flavour: str = "u55") -> int:
         except OSError:
             pass
         return 1
+    except Exception as e:  # a bug in the simulator: one line, the traceback only with FVP_DEBUG=1
+        if os.environ.get("FVP_DEBUG"):
+            raise
+        print(f"{binary}: internal error: {type(e).__name__}: {e} (set FVP_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
 
 
 def _run(args, fl: dict, flavour: str, binary: str) -> int:
@@ -320,6 +326,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     links = spec0.firmware.link_regions
     from .elf_image import region_of
 
+    elf_note = ""
     if elf is not None:
         for pool, (addr, size) in sorted(elf.pools.items()):
             region = region_of(links, addr)
@@ -329,7 +336,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             if pool == "fast_scratch" and pool not in spec0.firmware.pools:
                 overrides += ["firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
         if elf.pools:
-            notes.append("pools " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items())))
+            elf_note = "pools from the ELF: " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items()))
         if model_addr is None and elf.program is not None and model is elf.program:
             region = region_of(links, elf.program_address or 0)
             if region is not None and region != spec0.firmware.model.region:
@@ -367,8 +374,9 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                f"(this is not Arm's FVP)",
                f"Info: {spec.fvp_name}: Creating {fl['npu']} with config H{macs}"
                + (f" ({npu.system_config.name}, {npu.memory_mode.name})" if npu else ""),
-               f"Info: application: {source}" + (f"; from its compile specs and the ELF: {', '.join(notes)}"
-                                                if notes else "")]
+               f"Info: application: {source}"
+               + (f"; from its compile specs: {', '.join(notes)}" if notes else "")
+               + (f"; {elf_note}" if elf_note else "")]
         print("\n".join(say), flush=True)
     result = platform.run(stat=args.stat)
     sys.stdout.flush()

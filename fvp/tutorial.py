@@ -374,6 +374,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # a bug here: one line, the traceback only with FVP_DEBUG=1
+        if os.environ.get("FVP_DEBUG"):
+            raise
+        print(f"{prog}: internal error: {type(e).__name__}: {e} (set FVP_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_FAIL
 
 
 if __name__ == "__main__":

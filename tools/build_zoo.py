@@ -108,13 +108,14 @@ def _file_name(model: str, quantize: bool, targets: list[str], all_targets: list
 
 def _check(entries: list[dict], zoo: Path) -> int:
     """Run every zoo program on the simulator (bundled check); returns the number of failures."""
+    sys.path.insert(0, str(ROOT))
+    from fvp.et_build import board_overrides
+
     failures = 0
     for e in entries:
-        cmd = [sys.executable, "-m", "fvp", "run", str(zoo / "programs" / e["file"]), "--target", e["target"],
-               "-C", f"npu.system_config={e['system_config']}", "-C", f"npu.memory_mode={e['memory_mode']}"]
-        if e["memory_mode"] in ("Sram_Only", "Shared_Sram") and e["target"].startswith("ethos-u65"):
-            cmd += ["-C", "firmware.pools.temp.region=SRAM", "-C", "firmware.pools.temp.size=2MiB",
-                    "-C", "firmware.pools.fast_scratch.size=0"]
+        board, keys = board_overrides(e["target"], e["system_config"], e["memory_mode"])
+        cmd = [sys.executable, "-m", "fvp", "run", str(zoo / "programs" / e["file"]), "-c", board]
+        cmd += [x for k in keys for x in ("-C", k)]
         env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         passed = p.returncode == 0 and "Test_result: PASS" in p.stdout
@@ -137,12 +138,18 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="parallel compiler processes")
     ap.add_argument("--out", default=str(ZOO), help="zoo directory (default: fvp/zoo)")
     ap.add_argument("--check", action="store_true", help="run every program on the simulator afterwards")
+    ap.add_argument("--check-only", action="store_true", help="only run the check on the existing zoo")
     ap.add_argument("--keep-going", action="store_true", help="write the index even if some compiles failed")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         return _worker()
 
+    if args.check_only:
+        index = json.loads((Path(args.out) / "index.json").read_text())
+        bad = _check(index["entries"], Path(args.out))
+        print(f"check: {len(index['entries']) - bad} passed, {bad} failed")
+        return 1 if bad else 0
     python = args.python or os.environ.get("EXECUTORCH_PYTHON") or sys.executable
     if not _has_executorch(python):
         print(f"build_zoo: error: {python} has no ExecuTorch Arm backend; pip install '.[executorch]' "
