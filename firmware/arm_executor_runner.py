@@ -16,7 +16,6 @@ section of the board; ``default_image`` is the program baked into this "ELF" (th
 from __future__ import annotations
 
 import io
-import math
 import sys
 from pathlib import Path
 
@@ -123,7 +122,7 @@ class Runner:
 
     # ------------------------------------------------------------------ main
     def main(self) -> int:
-        bus, boot, msgs = self.bus, self.boot, self.msgs
+        bus, boot = self.bus, self.boot
         self.perf.cpu_init()
         if self.driver is not None and not self.driver.init():
             log.fatal("Failed to initialize Ethos-U device")

@@ -15,7 +15,8 @@ import sys
 
 from . import __version__
 from .config import ConfigProblems, available_boards, board_for_target, load_board
-from .errors import ConfigError, FvpError
+from .entry import guarded
+from .errors import ConfigError
 from .platform import EXIT_USAGE, Platform
 
 BOARD_HELP = ("board: a name from the config directory (see `fvp boards`) or a path to a YAML file "
@@ -217,22 +218,7 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    try:
-        return COMMANDS[args.command](args)
-    except ConfigProblems as e:
-        return _error(e.problems)
-    except ConfigError as e:
-        return _error(str(e).splitlines())
-    except FvpError as e:
-        return _error([str(e)])
-    except KeyboardInterrupt:
-        print("fvp: interrupted", file=sys.stderr)
-        return 130
-    except Exception as e:  # a simulator bug: one line, never a traceback (unless FVP_DEBUG is set)
-        if os.environ.get("FVP_DEBUG"):
-            raise
-        print(f"fvp: internal error: {type(e).__name__}: {e} (set FVP_DEBUG=1 for a traceback)", file=sys.stderr)
-        return 1
+    return guarded("fvp", lambda: COMMANDS[args.command](args))
 
 
 if __name__ == "__main__":

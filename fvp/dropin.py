@@ -32,8 +32,8 @@ import sys
 
 from . import __version__
 from .config import ConfigProblems, load_board
-from .errors import ConfigError, FvpError
-from .platform import EXIT_USAGE, Platform
+from .entry import guarded
+from .platform import Platform
 
 FLAVOURS = {
     "u55": {"binary": "FVP_Corstone_SSE-300_Ethos-U55", "board": "corstone-300-ethos-u55-128", "npu": "Ethos-U55",
@@ -191,41 +191,17 @@ def main(argv=None, flavour: str = "u55") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     fl = FLAVOURS[flavour]
     binary = fl["binary"]
-    try:
+
+    def body():
         args = build_parser(binary).parse_args(argv)
+        f, b, name = fl, binary, flavour
         if args.flavour:
-            fl = FLAVOURS[args.flavour]
-            flavour, binary = args.flavour, fl["binary"]
-        return _run(args, fl, flavour, binary)
-    except _Usage as e:
-        print(f"{binary}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except ConfigProblems as e:
-        for line in e.problems:
-            print(f"{binary}: error: {line}", file=sys.stderr)
-        return EXIT_USAGE
-    except ConfigError as e:
-        for line in str(e).splitlines():
-            print(f"{binary}: error: {line}", file=sys.stderr)
-        return EXIT_USAGE
-    except FvpError as e:
-        print(f"{binary}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"{binary}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into `head` and the like
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return 1
-    except Exception as e:  # a bug in the simulator: one line, the traceback only with FVP_DEBUG=1
-        if os.environ.get("FVP_DEBUG"):
-            raise
-        print(f"{binary}: internal error: {type(e).__name__}: {e} (set FVP_DEBUG=1 for a traceback)",
-              file=sys.stderr)
-        return 1
+            name = args.flavour
+            f = FLAVOURS[name]
+            b = f["binary"]
+        return _run(args, f, name, b)
+
+    return guarded(binary, body, (_Usage,))
 
 
 def _run(args, fl: dict, flavour: str, binary: str) -> int:

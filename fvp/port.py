@@ -16,7 +16,7 @@ import numpy as np
 from .bus import Bus
 from .cpu import CpuCostModel
 from .devices.system import InterruptController
-from .errors import BusFault, GuestError, SimulationStop
+from .errors import BusFault, SimulationStop
 from .sim import Simulator
 
 

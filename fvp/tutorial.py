@@ -28,7 +28,7 @@ from pathlib import Path
 
 from . import et_build, zoo
 from .config import ConfigProblems
-from .errors import ConfigError
+from .entry import guarded
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT = 600
@@ -345,7 +345,7 @@ def main(argv=None) -> int:
     for i, a in enumerate(argv):
         if a.startswith("--invoked-as="):
             prog = a.partition("=")[2] or prog
-    try:
+    def body():
         args = build_parser(prog).parse_args(argv)
         run = Run(args, prog)
         run.resolve()
@@ -358,27 +358,8 @@ def main(argv=None) -> int:
         _say(f"note: no arm_executor_runner build: the simulator's Python runner is the application "
              f"(memory mode {run.memory_mode}, system config {run.system_config})")
         return run.simulate()
-    except _Usage as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except ConfigProblems as e:
-        for line in e.problems:
-            print(f"{prog}: error: {line}", file=sys.stderr)
-        return EXIT_USAGE
-    except ConfigError as e:
-        print(f"{prog}: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as e:
-        print(f"{prog}: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as e:  # a bug here: one line, the traceback only with FVP_DEBUG=1
-        if os.environ.get("FVP_DEBUG"):
-            raise
-        print(f"{prog}: internal error: {type(e).__name__}: {e} (set FVP_DEBUG=1 for a traceback)", file=sys.stderr)
-        return EXIT_FAIL
+
+    return guarded(prog, body, (_Usage,))
 
 
 if __name__ == "__main__":

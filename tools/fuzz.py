@@ -17,7 +17,6 @@ import argparse
 import collections
 import io
 import json
-import os
 import random
 import re
 import struct
@@ -196,7 +195,7 @@ def run_overrides(rng: random.Random) -> Outcome:
     ov = [f"{rng.choice(_KEYS)}={rng.choice(_VALUES)}" for _ in range(rng.randint(1, 3))]
     t = time.monotonic()
     try:
-        spec = load_board(None, ov)
+        load_board(None, ov)
     except ConfigProblems as e:
         bad = [p for p in e.problems if "\n" in p or not p.strip()]
         return Outcome("crash" if bad else "clean_failure", e.problems[0][:100], time.monotonic() - t)

@@ -70,5 +70,5 @@ def translate_fvp_param(name: str, value, merged: dict, fvp_flavour: str = ""):
             return None
     if name.startswith("mps4_board.") or name.startswith("mps4_"):
         raise ValueError("Corstone-320 (mps4_board) parameters are not supported: this simulator models Corstone-300")
-    raise ValueError(f"unknown parameter; use a board key such as npu.variant, firmware.allocator, "
-                     f"devices.uart0.out_file, or an FVP parameter such as ethosu.num_macs")
+    raise ValueError("unknown parameter; use a board key such as npu.variant, firmware.allocator, "
+                     "devices.uart0.out_file, or an FVP parameter such as ethosu.num_macs")

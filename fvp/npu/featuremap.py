@@ -107,24 +107,26 @@ def _read(mem, a, esz, signed):
     return v
 
 
+@njit(inline="always")
+def _tile(y, x, h0, h1, w0):
+    """Tile of OFM/IFM coordinate (y, x) and the coordinate inside it (research/ethosu.md 1.5): right of
+    WIDTH0 is tile 1 (tile 3 below HEIGHT1), else below HEIGHT0 is tile 2, else tile 0."""
+    if x >= w0:
+        if y >= h1:
+            return 3, y - h1, x - w0
+        return 1, y, x - w0
+    if y >= h0:
+        return 2, y - h0, x
+    return 0, y, x
+
+
 @njit
 def gather_kernel(mem, out, tb, h0, h1, w0, sy, sx, sc, esz, signed, brick):
     """Fill ``out[H, W, C]`` from the uint8 view ``mem``; ``tb`` = tile bases relative to the view."""
     H, W, C = out.shape
     for y in range(H):
         for x in range(W):
-            t = 0
-            ly = y
-            lx = x
-            if x >= w0:
-                lx = x - w0
-                t = 1
-                if y >= h1:
-                    ly = y - h1
-                    t = 3
-            elif y >= h0:
-                ly = y - h0
-                t = 2
+            t, ly, lx = _tile(y, x, h0, h1, w0)
             if brick:
                 row = tb[t] + ly * sy + lx * 16 * esz
                 if esz == 1:
@@ -161,18 +163,7 @@ def scatter_kernel(mem, vals, tb, h0, h1, w0, sy, sx, sc, esz, brick):
     H, W, C = vals.shape
     for y in range(H):
         for x in range(W):
-            t = 0
-            ly = y
-            lx = x
-            if x >= w0:
-                lx = x - w0
-                t = 1
-                if y >= h1:
-                    ly = y - h1
-                    t = 3
-            elif y >= h0:
-                ly = y - h0
-                t = 2
+            t, ly, lx = _tile(y, x, h0, h1, w0)
             if brick:
                 row = tb[t] + ly * sy + lx * 16 * esz
             else:

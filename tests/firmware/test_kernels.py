@@ -1,7 +1,6 @@
 """CPU kernels: exact float32 formulas of the quantize/dequantize kernels; a missing kernel fails the load."""
 
 import numpy as np
-import pytest
 
 from firmware.executorch.kernels.quantized import dequantize_per_tensor, quantize_per_tensor
 from firmware.executorch.method import RtTensor

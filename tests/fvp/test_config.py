@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from fvp.config import ConfigProblems, available_boards, board_for_target, layout_firmware, load_board
-from testutil import CORPUS, run_fvp
+from testutil import run_fvp
 
 
 def test_every_board_loads():

@@ -3,7 +3,6 @@
 import io
 import re
 
-import numpy as np
 import pytest
 
 from fvp.bus import AddressMap, Bus, Ram

@@ -170,7 +170,6 @@ def mean_dim(ctx, args):
     out = out_tensor(args)
     x = _arr(ctx, args[0]).astype(np.float32, copy=False)
     dims = ctx.int_list(args[1]) if args[1] is not None else list(range(x.ndim))
-    keep = bool(args[2]) if len(args) > 3 else False
     dims = tuple(d % x.ndim for d in dims) or tuple(range(x.ndim))
     n = math.prod(x.shape[d] for d in dims)
     xm = np.moveaxis(x, dims, tuple(range(x.ndim - len(dims), x.ndim))).reshape(

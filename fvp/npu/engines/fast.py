@@ -199,16 +199,6 @@ def padded_ifm(ifm, op, fill=0, dtype=np.int64):
     return P
 
 
-def _windows(P, op):
-    k = op.kernel
-    oh, ow = op.ofm.height, op.ofm.width
-    for ky in range(k.height):
-        for kx in range(k.width):
-            y0 = ky * k.dilation_y
-            x0 = kx * k.dilation_x
-            yield ky, kx, P[y0:y0 + (oh - 1) * k.stride_y + 1:k.stride_y, x0:x0 + (ow - 1) * k.stride_x + 1:k.stride_x]
-
-
 @njit
 def _conv_int64(P, W, oh, ow, sy, sx, dy, dx, acc):
     O, KH, KW, I = W.shape
@@ -238,7 +228,7 @@ def _im2col(P, op, dtype):
     if kh == 1 and kw == 1 and k.stride_x == 1 and k.stride_y == 1:
         return np.ascontiguousarray(P[:oh, :ow]).reshape(oh * ow, c)
     cols = np.empty((oh, ow, kh, kw, c), dtype)
-    for ky, kx, win in _windows(P, op):
+    for ky, kx, win in ref.kernel_taps(P, op):
         cols[:, :, ky, kx, :] = win
     return cols.reshape(oh * ow, kh * kw * c)
 
@@ -291,7 +281,7 @@ def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:
     w = weights[:, :, :, 0].astype(dtype)
     acc = np.zeros((op.ofm.height, op.ofm.width, C), dtype)
     tmp = np.empty_like(acc)
-    for ky, kx, win in _windows(P, op):
+    for ky, kx, win in ref.kernel_taps(P, op):
         np.multiply(win, w[:, ky, kx], out=tmp)
         acc += tmp
     return acc.astype(np.int64) + np.asarray(bias, np.int64)
@@ -303,22 +293,22 @@ def pool_value(ifm, op):
     if mode == "MAX":
         P = padded_ifm(ifm, op, fill=ref.NEG)
         out = None
-        for _, _, win in _windows(P, op):
+        for _, _, win in ref.kernel_taps(P, op):
             out = win.copy() if out is None else np.maximum(out, win, out=out)
         return out, None
     P = padded_ifm(ifm, op)
     if k.elements == 1:
-        s = next(_windows(P, op))[2].copy()
+        s = next(ref.kernel_taps(P, op))[2].copy()
     else:
         s = None
-        for _, _, win in _windows(P, op):
+        for _, _, win in ref.kernel_taps(P, op):
             s = win.copy() if s is None else np.add(s, win, out=s)
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
     if op.ofm_scale_mode == "PER_CHANNEL":
         M = ref.valid_mask(op)[:, :, None]
         cnt = None
-        for _, _, win in _windows(M, op):
+        for _, _, win in ref.kernel_taps(M, op):
             cnt = win.copy() if cnt is None else cnt + win
         return s, cnt
     return s, None

@@ -200,7 +200,7 @@ def valid_mask(op) -> np.ndarray:
     return m[:ph, :pw]
 
 
-def _taps(P: np.ndarray, op):
+def kernel_taps(P: np.ndarray, op):
     """Yield (ky, kx, window) with window[oy, ox, :] = P[oy*sy + ky*dy, ox*sx + kx*dx, :]."""
     k = op.kernel
     oh, ow = op.ofm.height, op.ofm.width
@@ -219,7 +219,7 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     P = padded_ifm(ifm, op)
     w = weights.astype(np.int64)
     acc = np.zeros((op.ofm.height, op.ofm.width, w.shape[0]), np.int64)
-    for ky, kx, win in _taps(P, op):
+    for ky, kx, win in kernel_taps(P, op):
         acc += win @ w[:, ky, kx, :].T
     return acc + np.asarray(bias, np.int64)
 
@@ -228,7 +228,7 @@ def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:
     P = padded_ifm(ifm, op)
     w = weights.astype(np.int64)[:, :, :, 0]  # (C, KH, KW)
     acc = np.zeros((op.ofm.height, op.ofm.width, w.shape[0]), np.int64)
-    for ky, kx, win in _taps(P, op):
+    for ky, kx, win in kernel_taps(P, op):
         acc += win[:, :, : w.shape[0]] * w[:, ky, kx]
     return acc + np.asarray(bias, np.int64)
 
@@ -242,19 +242,19 @@ def pool_value(ifm, op):
     if mode == "MAX":
         P = padded_ifm(ifm, op, fill=NEG)
         out = None
-        for _, _, win in _taps(P, op):
+        for _, _, win in kernel_taps(P, op):
             out = win.copy() if out is None else np.maximum(out, win)
         return out, None
     P = padded_ifm(ifm, op)
     s = None
-    for _, _, win in _taps(P, op):
+    for _, _, win in kernel_taps(P, op):
         s = win.copy() if s is None else s + win
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
     if op.ofm_scale_mode == "PER_CHANNEL":  # [uncertain] hardware average over valid elements
         M = valid_mask(op)[:, :, None]
         cnt = None
-        for _, _, win in _taps(M, op):
+        for _, _, win in kernel_taps(M, op):
             cnt = win.copy() if cnt is None else cnt + win
         return s, cnt
     return s, None
