@@ -239,7 +239,10 @@ class Platform:
 
     def _npu_diagnostic(self, message: str) -> None:
         npu = self.spec.npu.device if self.spec.npu else "ethosu"
-        self._say(f"[warning ][{npu}@0][{self.sim.now_ps // 1000} ns] {message}")
+        if message.startswith("[critical]"):
+            self._say(f"{message} [{npu}@0][{self.sim.now_ps // 1000} ns]")
+        else:
+            self._say(f"[warning ][{npu}@0][{self.sim.now_ps // 1000} ns] {message}")
 
     def _say(self, line: str) -> None:
         self._flush_uarts()

@@ -288,6 +288,11 @@ class EthosU(Device):
             return f"NPU bus fault{where}:{region}{addr}: {fault}"
         if fault.kind == "watchdog":
             return f"NPU watchdog{where}: {fault}"
+        if fault.kind == "unsupported":
+            # real hardware would run it: this is a limit of the model, reported as a parse error to the driver
+            return f"NPU feature not modelled by this simulator{where}: {fault} (reported as cmd_parse_error)"
+        if fault.kind == "internal_error":
+            return f"[critical] simulator error in the NPU model{where}: {fault} (please report it)"
         return f"NPU command stream parse error{where}: {fault}"
 
     def _complete(self, seq: int, rec: StreamRecord) -> None:
