@@ -82,8 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
                                           "traffic and memory",
                           description="Run MODEL on every board given with -c (repeat; a board may carry its own "
                                       "overrides: -c 'default,npu.memory_mode=Sram_Only'; --target NPU adds that "
-                                      "NPU's default board) and print the figures side by side.")
-    cmp_.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
+                                      "NPU's default board) and print the figures side by side. With several "
+                                      "MODELs (e.g. one compiled per NPU size) and no -c, each runs on the board its "
+                                      "compile specs name (target, system config, memory mode); with as many -c as "
+                                      "MODELs, they pair up.")
+    cmp_.add_argument("model", metavar="MODEL", nargs="+", help="a .pte or .bpte file (or several)")
     _add_board_options(cmp_, multiple=True)
     cmp_.add_argument("--csv", metavar="FILE", help="also write the table as CSV (one row per board)")
     cmp_.add_argument("--json", metavar="FILE", help="also write the figures as JSON")

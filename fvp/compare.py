@@ -106,6 +106,15 @@ def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit
     name, own = split_label(label)
     if name.startswith("target:"):
         name = board_for_target(name[len("target:"):])
+    elif name == "auto":  # the board the program was compiled for (its Vela compile specs)
+        from .et_build import board_overrides, program_compile_flags
+
+        flags = program_compile_flags(model)
+        if flags.get("target"):
+            name, auto = board_overrides(flags["target"], flags.get("system_config"), flags.get("memory_mode"))
+            own = auto + own
+        else:
+            name = "default"
     fd, log_path = tempfile.mkstemp(prefix="fvp-compare-", suffix=".log")
     os.close(fd)
     try:
@@ -302,20 +311,43 @@ def write_plot(runs: list, path: str, model_name: str = "") -> bool:
     return True
 
 
-def compare(model_path: str, boards: list, overrides=(), csv_path=None, json_path=None, plot_path=None,
+def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=None, plot_path=None,
             timelimit=None, out=None) -> int:
-    """The ``fvp compare`` command: 0 when every board ran and passed, 1 otherwise."""
+    """The ``fvp compare`` command: 0 when every run ran and passed, 1 otherwise.
+
+    One model: it runs on every board. Several models: without boards each runs on the board its compile specs
+    name (label ``auto``); with as many boards as models they pair up.
+    """
     out = out or sys.stdout
-    try:
-        with open(model_path, "rb") as f:
-            model = f.read()
-    except OSError as e:
-        raise ConfigError(f"{model_path}: cannot read model file: {e.strerror or e}") from None
-    if not boards:
-        raise ConfigError("fvp compare: give at least one board (-c BOARD, repeat for more)")
-    name = os.path.basename(model_path)
-    runs = [run_board(model, name, b, overrides, timelimit) for b in boards]
-    out.write(f"{name} on {len(runs)} board(s)\n\n")
+    paths = [model_paths] if isinstance(model_paths, str) else list(model_paths)
+    models = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                models.append((os.path.basename(path), f.read()))
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read model file: {e.strerror or e}") from None
+    if len(models) == 1:
+        if not boards:
+            raise ConfigError("fvp compare: give at least one board (-c BOARD, repeat for more)")
+        pairs = [(models[0], b, b) for b in boards]
+        title = f"{models[0][0]} on {len(pairs)} board(s)"
+    elif not boards:
+        pairs = [(m, "auto", m[0]) for m in models]
+        title = f"{len(models)} programs, each on the board it was compiled for"
+    elif len(boards) == len(models):
+        pairs = [(m, b, f"{m[0]} @ {b}") for m, b in zip(models, boards)]
+        title = f"{len(models)} programs on their boards"
+    else:
+        raise ConfigError(f"fvp compare: {len(models)} models and {len(boards)} boards: give one board per model, "
+                          f"or none (each model then runs on the board of its compile specs)")
+    runs = []
+    for (name, model), board, label in pairs:
+        run = run_board(model, name, board, overrides, timelimit)
+        run.label = label
+        runs.append(run)
+    name = ", ".join(m[0] for m in models)
+    out.write(f"{title}\n\n")
     print_table(runs, out)
     if csv_path:
         write_csv(runs, csv_path)

@@ -120,3 +120,23 @@ def test_validate_cycles_fast():
     out = p.stdout
     assert "ours/Vela" in out and "mobilenet_v1_025_u55-128.bpte" in out
     assert "not reproducible here" in out
+
+
+def test_compare_several_programs_each_on_its_board(tmp_path):
+    from testutil import CORPUS, run_fvp
+
+    progs = [CORPUS / f"mobilenet_v1_025_u55-{m}.bpte" for m in (64, 128, 256)]
+    out_json = tmp_path / "cmp.json"
+    rc, out, err = run_fvp("compare", *progs, "--json", out_json)
+    assert rc == 0, out + err
+    assert "each on the board it was compiled for" in out
+    import json
+
+    runs = json.loads(out_json.read_text())["boards"]
+    variants = [r["variant"] for r in runs]
+    cycles = [r["npu_cycles"] for r in runs]
+    assert variants == ["ethos-u55-64", "ethos-u55-128", "ethos-u55-256"]
+    assert all(r["result"] == "PASS" for r in runs)
+    assert cycles[0] > cycles[1] > cycles[2] > 0
+    rc, out, err = run_fvp("compare", *progs, "-c", "default")
+    assert rc == 2 and "give one board per model" in err
