@@ -169,7 +169,20 @@ def cmd_run(args) -> int:
             print_profile(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
+    if result.exit_code != 0 and spec.npu is not None:
+        _hint_target(model, args.model or model_name, spec)
     return result.exit_code
+
+
+def _hint_target(model: bytes, name: str, spec) -> None:
+    """After a failed run: say so when the program was compiled for another NPU than the board has."""
+    from .et_build import program_compile_flags
+
+    flags = program_compile_flags(model)
+    target = flags.get("target")
+    if target and target != spec.npu.variant:
+        print(f"fvp: note: {name} was compiled for {target} (Vela --accelerator-config) but the board has "
+              f"{spec.npu.variant}: try --target {target}", file=sys.stderr)
 
 
 def cmd_disasm(args) -> int:

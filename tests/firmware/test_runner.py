@@ -151,3 +151,10 @@ def test_output_files_and_input_files(tmp_path):
     (tmp_path / "short.bin").write_bytes(b"\x01\x00")
     rc, out, err = run_fvp("run", CORPUS / "addint_u55.pte", "-i", tmp_path / "short.bin")
     assert rc == 1 and "input size (2) and tensor size (20) mismatch!" in out
+
+
+def test_program_for_another_npu_fails_in_the_driver_check_with_a_hint():
+    rc, out, err = run_fvp("run", CORPUS / "resnet8_u65-512.bpte", "-C", "firmware.options.log_outputs=false")
+    assert rc == 1
+    assert "E: NPU config mismatch: npu.macs_per_cc=7 optimizer.macs_per_cc=9" in out
+    assert "compiled for ethos-u65-512" in err and "--target ethos-u65-512" in err
