@@ -172,14 +172,29 @@ class Runner:
         log.info(msgs["method_pool"].format(size=pool.size))
         stats = getattr(self.method_alloc, "has_statistics", False)
         used = (lambda: self.method_alloc.used_size()) if stats else (lambda: 0)
+        fast_index = prof.get("planned_fast_index")
+        fast_pool = boot.pools.get("planned_fast")
+        self.fast_alloc = None
+        if fast_index is not None and fast_pool is not None and fast_pool.size:
+            self.fast_alloc = make_allocator(boot.allocator, "planned_fast", fast_pool.address, fast_pool.size, bus,
+                                             accounting)
+            log.info(msgs["planned_fast_pool"].format(size=fast_pool.size))
         base_planned = used()
         buffers = []
         for idx, size in enumerate(plan.memory_planned_buffer_sizes):
             log.info(prof["planned_line"].format(index=idx, mem_id=idx + 1, size=size))
-            addr = self.method_alloc.allocate(size, prof["planned_alignment"]) if size else (pool.address, 0)[0]
+            region = "SLOW_MEMORY_REGION"
+            if size == 0:
+                addr = 0  # an empty span
+            elif idx == fast_index:
+                self.check(self.fast_alloc is not None, "planned_fast_allocator != nullptr",
+                           msgs["planned_fast_missing"].format(index=idx, mem_id=idx + 1))
+                region = "FAST_MEMORY_REGION"
+                addr = self.fast_alloc.allocate(size, prof["planned_alignment"])
+            else:
+                addr = self.method_alloc.allocate(size, prof["planned_alignment"])
             self.check(addr is not None, "buffer != nullptr",
-                       f"Could not allocate memory for planned buffer with mem_id={idx + 1}, size {size} in "
-                       f"SLOW_MEMORY_REGION")
+                       f"Could not allocate memory for planned buffer with mem_id={idx + 1}, size {size} in {region}")
             buffers.append((addr, size))
         self.planned = used() - base_planned
         tpool = boot.pools["temp"]
@@ -421,6 +436,11 @@ class Runner:
                 log.info(msgs["method_used"].format(used=used, size=ma.size(), free=ma.free_size(),
                                                     pct=100 * used // ma.size()))
                 log.info(msgs["method_planned"].format(n=self.planned))
+                fa = self.fast_alloc
+                if fa is not None and getattr(fa, "has_statistics", False):
+                    log.info(msgs["planned_fast_stat"].format(used=fa.used_size(), size=fa.size(),
+                                                              free=fa.free_size(), pct=100 * fa.used_size() // fa.size()))
+                    log.info(msgs["planned_fast_used"].format(n=fa.used_size()))
                 log.info(msgs["method_loaded_stat"].format(n=self.loaded))
                 log.info(msgs["method_input"].format(n=self.input))
                 log.info(msgs["method_executor"].format(n=used - self.executor_base))

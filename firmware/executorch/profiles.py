@@ -108,6 +108,7 @@ PROFILES = {
         "kernel_meta_allocator": "temp",   # TensorMeta + dim orders from the temp allocator (since 2025-08)
         "ethosu_handle": None,             # ExecutionHandle on the heap (since v1.2)
         "prepare_inputs": "evalue_list",   # allocateList<EValue>(n), inputs filled in place
+        "planned_fast_index": 2,           # planned buffer mem_id 3 lives in the FAST_MEMORY_REGION pool (2026-08)
         "fill_all_dtypes": True,
         "temp_line": "size",               # `temp_allocator:            <pool size>`
         "nopt_inference_count": "num_inferences",
@@ -118,7 +119,13 @@ PROFILES = {
         "run_lines": {"starting": "Starting running {n} inferences...", "finished": "{n} inferences finished",
                       "model_run": "Model run: {ok}"},
         "perf": "head",
-        "messages": dict(_COMMON_MESSAGES, temp_size="temp_allocator:            {size}"),
+        "messages": dict(
+            _COMMON_MESSAGES, temp_size="temp_allocator:            {size}",
+            planned_fast_pool="Setup planned FAST_MEMORY_REGION pool. Size: {size} bytes.",
+            planned_fast_missing=("Planned buffer {index} uses mem_id={mem_id}/FAST_MEMORY_REGION, but "
+                                  "ET_ARM_BAREMETAL_PLANNED_FAST_MEMORY_SIZE is not set"),
+            planned_fast_stat="planned_fast_allocator:    {used} / {size} free: {free} ( used: {pct} % ) ",
+            planned_fast_used="planned_fast_used:         {n} bytes"),
     },
     "executorch-pr12353": {
         "description": "The runner of ExecuTorch PR #12353 (July 2025), whose log the original tutorial shows",
@@ -132,6 +139,7 @@ PROFILES = {
         "kernel_meta_allocator": "method",
         "ethosu_handle": "ExecutionHandle",
         "prepare_inputs": "pointer_array_and_buffers",
+        "planned_fast_index": None,
         "fill_all_dtypes": False,          # only Int, Float, Char inputs are filled with ones
         "temp_line": "peak",
         "nopt_inference_count": "npu_invocations",
