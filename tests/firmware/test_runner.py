@@ -158,3 +158,18 @@ def test_program_for_another_npu_fails_in_the_driver_check_with_a_hint():
     assert rc == 1
     assert "E: NPU config mismatch: npu.macs_per_cc=7 optimizer.macs_per_cc=9" in out
     assert "compiled for ethos-u65-512" in err and "--target ethos-u65-512" in err
+
+
+@pytest.mark.parametrize("model,planned,loaded", [
+    # research/executorch.md 8.5 computed HEAD figures for the plain .pte files (6 compile specs): add_q 48/844,
+    # mul_q 80/868, add_mul_q 64/1108; the corpus .bpte carry a 7th spec (debug_artifact_path, 12 bytes on
+    # Cortex-M55) and BundleIO inputs (no input allocation)
+    ("add_u55-128.bpte", 48, 844 + 12),
+    ("mul_u55-128.bpte", 80, 868 + 12),
+    ("add_mul_u55-128.bpte", 64, 1108 + 12),
+])
+def test_bundled_memory_figures_match_the_computed_sequence(model, planned, loaded):
+    rc, out, err = run_fvp("run", CORPUS / model, "-C", "firmware.options.log_outputs=false")
+    assert rc == 0
+    assert (_stat(out, "method_allocator_planned"), _stat(out, "method_allocator_loaded"),
+            _stat(out, "method_allocator_input")) == (planned, loaded, 0)
