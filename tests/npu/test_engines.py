@@ -281,15 +281,54 @@ def test_conv_hand_computed(engine):
 
 
 @pytest.mark.parametrize("engine", [ref, fast])
-def test_max_pool_ignores_padding_and_average_counts_it_as_zero(engine):
+def test_max_pool_ignores_padding_and_padded_average_divides_by_valid_count(engine):
     ifm = _fm("ifm", "int8", 2, 2, 1, 0)
     ofm = _fm("ofm", "int8", 2, 2, 1, 0)
     k = Kernel(2, 2, 1, 1, 1, 1, 1, 1, 0, 0, "NONE", False, "D8X8")
     x = np.array([[-5, -7], [-9, -11]], np.int32).reshape(2, 2, 1)
     op = _simple("POOL", "MAX", ifm, ofm, kernel=k, ofm_scale_mode="GLOBAL", ofm_scale=Scale(1, 0))
     assert engine.run_kernel_op(op, x)[:, :, 0].tolist() == [[-5, -5], [-5, -5]]
+    # Regor's padded average pool: GLOBAL, OFM_SCALE (1, 0), "HW scaling": sums -5, -12, -14, -32 over 1, 2, 2, 4
     op = dataclasses.replace(op, sub_op="AVERAGE")
-    assert engine.run_kernel_op(op, x)[:, :, 0].tolist() == [[-5, -12], [-14, -32]]  # plain window sums
+    assert engine.run_kernel_op(op, x)[:, :, 0].tolist() == [[-5, -6], [-7, -8]]
+    # the legacy compiler's PER_CHANNEL form divides the same way
+    assert engine.run_kernel_op(dataclasses.replace(op, ofm_scale_mode="PER_CHANNEL"), x)[:, :, 0].tolist() == [
+        [-5, -6], [-7, -8]]
+    # without padding the sum goes to OFM_SCALE unchanged (Vela puts 1/N there)
+    k0 = Kernel(2, 2, 1, 1, 1, 1, 0, 0, 0, 0, "NONE", False, "D8X8")
+    op0 = dataclasses.replace(op, kernel=k0, ofm=_fm("ofm", "int8", 1, 1, 1, 0))
+    assert engine.run_kernel_op(op0, x)[:, :, 0].tolist() == [[-32]]
+
+
+@pytest.mark.parametrize("engine", [ref, fast])
+def test_padded_average_rounding_and_ofm_scale_after_the_division(engine):
+    """Decided by the TOSA reference model (oracle ``pools``: AvgPool2d(3, 2, 1, count_include_pad=False)):
+    the window sum is multiplied by TOSA's reciprocal of the valid count, ``((2^30 + 1) << k) // n`` with shift
+    ``30 + k``, rounded half up -- the same as rounding half away from zero for every 8/16-bit window -- then
+    the OFM zero point and (GLOBAL mode) OFM_SCALE apply."""
+    ifm = _fm("ifm", "int16", 1, 3, 2, 3)
+    ofm = _fm("ofm", "int16", 1, 3, 2, -2)
+    k = Kernel(3, 1, 1, 1, 1, 1, 0, 1, 0, 1, "NONE", False, "D8X8")  # 1x3 window, pad left/right 1
+    x = np.array([[[6, 3 + 7], [3 - 4, 3 + 100], [3 + 1, 3 - 30001]]], np.int32)  # values minus zp 3
+    op = _simple("POOL", "AVERAGE", ifm, ofm, kernel=k, ofm_scale_mode="GLOBAL", ofm_scale=Scale(1, 0),
+                 ofm_round_mode=NATURAL)
+    v = x.astype(np.int64) - 3  # [[3, 7], [-4, 100], [1, -30001]]
+    sums = [[v[0, 0] + v[0, 1], v[0, 0] + v[0, 1] + v[0, 2], v[0, 1] + v[0, 2]]]
+    counts = [2, 3, 2]
+
+    def away(a, n):
+        q = (abs(int(a)) + n // 2) // n
+        return q if a >= 0 else -q
+
+    want = [[[away(sums[0][j][c], counts[j]) - 2 for c in range(2)] for j in range(3)]]
+    assert engine.run_kernel_op(op, x).tolist() == want
+    # -0.5 -> -1 (half away from zero): the divider's reciprocal is a little above 1/n
+    assert ref.avg_divide(-1, 2) == -1 and ref.avg_divide(1, 2) == 1 and ref.avg_divide(-3, 2) == -2
+    assert ref.avg_reciprocal(1) == (0x40000001, 30) and ref.avg_reciprocal(3) == ((0x40000001 << 2) // 3, 32)
+    # GLOBAL OFM_SCALE applies after the division: x2 via (2^31, 30)
+    op2 = dataclasses.replace(op, ofm_scale=Scale(1 << 31, 30))
+    want2 = [[[2 * away(sums[0][j][c], counts[j]) - 2 for c in range(2)] for j in range(3)]]
+    assert engine.run_kernel_op(op2, x).tolist() == want2
 
 
 @pytest.mark.parametrize("engine", [ref, fast])

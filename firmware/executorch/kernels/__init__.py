@@ -6,9 +6,10 @@ Kernels report their work as ``kernel.<short name>`` x elements to the CPU cost 
 """
 
 from .portable import PORTABLE_KERNELS
+from .portable_ext import PORTABLE_EXT_KERNELS
 from .portable_nn import PORTABLE_NN_KERNELS
 from .quantized import QUANTIZED_KERNELS
 
-KERNELS = {**PORTABLE_NN_KERNELS, **PORTABLE_KERNELS, **QUANTIZED_KERNELS}
+KERNELS = {**PORTABLE_EXT_KERNELS, **PORTABLE_NN_KERNELS, **PORTABLE_KERNELS, **QUANTIZED_KERNELS}
 
 __all__ = ["KERNELS"]

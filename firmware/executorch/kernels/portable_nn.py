@@ -183,6 +183,27 @@ def native_batch_norm_no_training(ctx, args):
     return out
 
 
+def native_batch_norm_legit(ctx, args):
+    """``aten::_native_batch_norm_legit.out(input, weight?, bias?, running_mean, running_var, training,
+    momentum, eps, *, out, save_mean, save_invstd)``: the portable kernel supports inference only and then
+    computes the no-training form."""
+    if len(args) < 11:
+        raise RuntimeFailure(Error.InvalidArgument, f"batch_norm: expected 11 arguments, got {len(args)}")
+    if args[5]:
+        raise RuntimeFailure(Error.InvalidArgument, "Portable kernels only support inference mode!")
+    return native_batch_norm_no_training(ctx, list(args[:5]) + list(args[6:]))
+
+
+def native_batch_norm_legit_no_stats(ctx, args):
+    """``aten::_native_batch_norm_legit.no_stats_out(input, weight?, bias?, training, momentum, eps, *, out,
+    save_mean, save_invstd)`` (instance norm and batch statistics): the portable kernel always fails with
+    InvalidArgument (inference mode needs running statistics; training mode is not supported), as
+    op_native_batch_norm.cpp does."""
+    if len(args) > 3 and args[3]:
+        raise RuntimeFailure(Error.InvalidArgument, "Portable kernels only support inference mode!")
+    raise RuntimeFailure(Error.InvalidArgument, "running_mean & running_var must be provided during inference!")
+
+
 # ------------------------------------------------------------------------------------------------ pooling
 def max_pool2d_with_indices(ctx, args):
     """``aten::max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, *, out,
@@ -407,9 +428,99 @@ def hardswish(ctx, args):
     return out
 
 
+
+# ------------------------------------------------------------------------------------------------ resize
+def _upsample_args(ctx, args, factors_at, x, out, what):
+    """(scale_h, scale_w) from ``output_size?`` / ``scale_factors?`` as resize_upsample_2d: the scale factor
+    itself, or ``out / in`` in double when only the size is given."""
+    if x.ndim != 4 or len(out.sizes) != 4 or tuple(out.sizes[:2]) != x.shape[:2]:
+        raise RuntimeFailure(Error.InvalidArgument, f"{what}: expects 4-d NCHW input and output")
+    if tuple(out.dim_order) != (0, 1, 2, 3) and what == "upsample_bilinear2d":
+        raise RuntimeFailure(Error.InvalidArgument, f"{what}: tensors must have the default dim order")
+    size = ctx.int_list(args[1]) if args[1] is not None else []
+    f = args[factors_at] if len(args) > factors_at else None
+    factors = list(f) if isinstance(f, (list, tuple)) and f else []
+    if bool(size) == bool(factors):
+        raise RuntimeFailure(Error.InvalidArgument, f"{what}: exactly one of output_size and scale_factors")
+    if factors:
+        sh, sw = float(factors[0]), float(factors[1])
+        oh, ow = int(x.shape[2] * sh), int(x.shape[3] * sw)
+    else:
+        oh, ow = int(size[0]), int(size[1])
+        sh, sw = oh / x.shape[2], ow / x.shape[3]
+    if (oh, ow) != tuple(out.sizes[2:]):
+        raise RuntimeFailure(Error.InvalidArgument, f"{what}: out is {list(out.sizes)}, expected {oh}x{ow}")
+    return sh, sw
+
+
+def _area_scale(n_in: int, n_out: int, align_corners: bool, scale: float) -> np.float32:
+    """area_pixel_compute_scale<double>, then narrowed to the kernels' float."""
+    if align_corners:
+        return np.float32((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    return np.float32(1.0 / scale)
+
+
+def _bilinear_axis(n_in: int, n_out: int, ratio: np.float32, align_corners: bool):
+    """compute_source_index_and_lambda for every output index: (i0, i1, lambda0, lambda1), float32."""
+    d = np.arange(n_out)
+    if n_out == n_in:
+        return d, d, np.ones(n_out, np.float32), np.zeros(n_out, np.float32)
+    df = d.astype(np.float32)
+    if align_corners:
+        real = (ratio * df).astype(np.float32)
+    else:
+        real = (ratio * (df + np.float32(0.5)) - np.float32(0.5)).astype(np.float32)
+        real = np.where(real < 0, np.float32(0), real).astype(np.float32)
+    i0 = np.minimum(np.floor(real).astype(np.int64), n_in - 1)
+    l1 = np.minimum(np.maximum(real - i0.astype(np.float32), np.float32(0)), np.float32(1)).astype(np.float32)
+    i1 = i0 + (i0 < n_in - 1)
+    return i0, i1, (np.float32(1) - l1).astype(np.float32), l1
+
+
+def upsample_bilinear2d(ctx, args):
+    """``aten::upsample_bilinear2d.vec_out(input, output_size?, align_corners, scale_factors?, *, out)``:
+    op_upsample_bilinear2d.cpp in float32 (indices and weights as ``compute_source_index_and_lambda``,
+    ``top = tl * w0 + tr * w1``, ``bottom = bl * w0 + br * w1``, ``top * h0 + bottom * h1``)."""
+    out = out_tensor(args)
+    x = _arr(ctx, args[0], "input")
+    align = bool(args[2])
+    sh, sw = _upsample_args(ctx, args, 3, x, out, "upsample_bilinear2d")
+    oh, ow = out.sizes[2], out.sizes[3]
+    h0i, h1i, h0, h1 = _bilinear_axis(x.shape[2], oh, _area_scale(x.shape[2], oh, align, sh), align)
+    w0i, w1i, w0, w1 = _bilinear_axis(x.shape[3], ow, _area_scale(x.shape[3], ow, align, sw), align)
+    xf = x.astype(np.float32, copy=False)
+    tl = xf[:, :, h0i][:, :, :, w0i]
+    tr = xf[:, :, h0i][:, :, :, w1i]
+    bl = xf[:, :, h1i][:, :, :, w0i]
+    br = xf[:, :, h1i][:, :, :, w1i]
+    top = (tl * w0 + tr * w1).astype(np.float32)
+    bottom = (bl * w0 + br * w1).astype(np.float32)
+    r = (top * h0[:, None] + bottom * h1[:, None]).astype(np.float32)
+    _store(ctx, out, r, "upsample_bilinear2d", out.numel)
+    return out
+
+
+def upsample_nearest2d(ctx, args):
+    """``aten::upsample_nearest2d.vec_out(input, output_size?, scale_factors?, *, out)``: source index
+    ``min(floor(dst * scale), in - 1)`` with the float scale ``1 / factor`` (OpenCV INTER_NEAREST)."""
+    out = out_tensor(args)
+    x = _arr(ctx, args[0], "input")
+    sh, sw = _upsample_args(ctx, args, 2, x, out, "upsample_nearest2d")
+    oh, ow = out.sizes[2], out.sizes[3]
+
+    def src(n_in, n_out, scale):
+        f = _area_scale(n_in, n_out, False, scale)
+        return np.minimum(np.floor(np.arange(n_out).astype(np.float32) * f).astype(np.int64), n_in - 1)
+
+    r = x[:, :, src(x.shape[2], oh, sh)][:, :, :, src(x.shape[3], ow, sw)]
+    _store(ctx, out, r, "copy", out.numel)
+    return out
+
 PORTABLE_NN_KERNELS = {
     "aten::convolution.out": convolution,
     "aten::_native_batch_norm_legit_no_training.out": native_batch_norm_no_training,
+    "aten::_native_batch_norm_legit.out": native_batch_norm_legit,
+    "aten::_native_batch_norm_legit.no_stats_out": native_batch_norm_legit_no_stats,
     "aten::max_pool2d_with_indices.out": max_pool2d_with_indices,
     "aten::bmm.out": bmm,
     "aten::linear.out": linear,
@@ -423,6 +534,8 @@ PORTABLE_NN_KERNELS = {
     "aten::sum.IntList_out": sum_dim,
     "aten::leaky_relu.out": leaky_relu,
     "aten::hardswish.out": hardswish,
+    "aten::upsample_bilinear2d.vec_out": upsample_bilinear2d,
+    "aten::upsample_nearest2d.vec_out": upsample_nearest2d,
     "dim_order_ops::_clone_dim_order.out": clone_dim_order,
     "dim_order_ops::_to_dim_order_copy.out": clone_dim_order,
 }

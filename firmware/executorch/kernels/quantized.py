@@ -46,7 +46,35 @@ def dequantize_per_tensor(ctx, args):
     return out
 
 
+def dequantize_per_channel(ctx, args):
+    """``quantized_decomposed::dequantize_per_channel.out(input, scales, zero_points?, axis, quant_min,
+    quant_max, dtype, *, out_dtype?, out)`` (kernels/quantized/cpu/op_dequantize.cpp): per index ``c`` along
+    ``axis``, ``out = (q - zero_point[c]) * scale[c]`` computed in double (the scale read as stored) and
+    narrowed to float. Typically the weights of a layer left on the CPU."""
+    q = tensor(args[0], "input").array(ctx.bus)
+    scales = tensor(args[1], "scales").array(ctx.bus).astype(np.float64).ravel()
+    zps = args[2]
+    zp = tensor(zps, "zero_points").array(ctx.bus).astype(np.int64).ravel() if zps is not None else None
+    if not isinstance(args[3], int) or q.ndim == 0:
+        raise RuntimeFailure(Error.InvalidArgument, "dequantize_per_channel: bad axis")
+    axis = args[3]
+    if not -q.ndim <= axis < q.ndim:
+        raise RuntimeFailure(Error.InvalidArgument, f"dequantize_per_channel: axis {axis} for {q.ndim} dims")
+    axis %= q.ndim
+    n = q.shape[axis]
+    if scales.size != n or (zp is not None and zp.size != n):
+        raise RuntimeFailure(Error.InvalidArgument,
+                             "dequantize_per_channel: scales/zero_points size != input.size(axis)")
+    shape = [1] * q.ndim
+    shape[axis] = n
+    d = q.astype(np.int64) - (zp.reshape(shape) if zp is not None else 0)
+    out = out_tensor(args)
+    write_out(ctx, out, (d.astype(np.float64) * scales.reshape(shape)).astype(np.float32), "dequantize_per_channel")
+    return out
+
+
 QUANTIZED_KERNELS = {
+    "quantized_decomposed::dequantize_per_channel.out": dequantize_per_channel,
     "cortex_m::quantize_per_tensor.out": quantize_per_tensor,
     "cortex_m::dequantize_per_tensor.out": dequantize_per_tensor,
     "quantized_decomposed::quantize_per_tensor.out": quantize_per_tensor,

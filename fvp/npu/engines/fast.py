@@ -305,7 +305,7 @@ def pool_value(ifm, op):
             s = win.copy() if s is None else np.add(s, win, out=s)
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
-    if op.ofm_scale_mode == "PER_CHANNEL":
+    if ref.hw_average(op):
         M = ref.valid_mask(op)[:, :, None]
         cnt = None
         for _, _, win in ref.kernel_taps(M, op):
@@ -316,17 +316,24 @@ def pool_value(ifm, op):
 
 @njit
 def _avg_div(value, cnt, out):
+    """out = reference.avg_divide(value, cnt): (x * M + 2^(S-1)) >> S with TOSA's reciprocal of the count.
+
+    M < 2^31 and |x| < 2^32, so the product fits in int64."""
     n0, n1, c = value.shape
     for i in range(n0):
         for j in range(n1):
             d = cnt[i, j, 0]
-            for k in range(c):
-                x = value[i, j, k]
-                if d <= 0:
+            if d <= 0:
+                for k in range(c):
                     out[i, j, k] = 0
-                else:
-                    q = (abs(x) + d // 2) // d
-                    out[i, j, k] = q if x >= 0 else -q
+                continue
+            kk = 0
+            while (1 << kk) < d:
+                kk += 1
+            m = (((1 << 30) + 1) << kk) // d
+            s = 30 + kk
+            for k in range(c):
+                out[i, j, k] = (value[i, j, k] * m + (1 << (s - 1))) >> s
 
 
 # ================================================================================== elementwise
@@ -443,7 +450,8 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
             value = np.ascontiguousarray(value)
             q = np.empty(value.shape, np.int64)
             _avg_div(value, np.ascontiguousarray(cnt), q)
-            return output_stage(q, 1, 0, op, lut)
+            m, s = ref.ofm_scales(op)
+            return output_stage(q, m, s, op, lut)
         m, s = ref.ofm_scales(op)
         return output_stage(value, m, s, op, lut)
     if kind == "ELEMENTWISE":

@@ -17,8 +17,9 @@ Choices where the hardware documentation is silent (each is marked in the code):
 
 * accumulators are exact (no wrap at 32/40 bits);
 * 32-bit elementwise (IFM or OFM 32-bit): only the OFM shift is applied (multiplier taken as 1);
-* OFM scale_mode PER_CHANNEL on POOL/ELEMENTWISE means "no OFM scaling", except AVERAGE pooling which then
-  divides by the number of valid (non-padding) window elements, rounding half away from zero [uncertain];
+* OFM scale_mode PER_CHANNEL on POOL/ELEMENTWISE means "no OFM scaling"; AVERAGE pooling with padding (any
+  scale mode) or in PER_CHANNEL mode divides by the number of valid (non-padding) window elements with TOSA's
+  reciprocal (round half away from zero), then applies OFM_SCALE in GLOBAL mode (decided by the oracle);
 * MIN/MAX compare zero-point-corrected values; LRELU: ``a >= 0 ? a : rshift_round(a, OFM_SCALE)`` with no
   further OFM scaling [uncertain]; SHL wraps at 32 bits; SHR rounds with the OFM round mode [inferred];
 * ADD/SUB OPA_32/OPB_32 on 8/16-bit inputs: the scaled operand is ``rshift_round(x << L, M, S + L)`` and the
@@ -237,7 +238,7 @@ NEG = -(1 << 62)
 
 
 def pool_value(ifm, op):
-    """POOL value before the output stage, and a per-element divisor (AVERAGE PER_CHANNEL) or None."""
+    """POOL value before the output stage, and a per-element divisor (hardware-scaled AVERAGE) or None."""
     mode = op.sub_op
     if mode == "MAX":
         P = padded_ifm(ifm, op, fill=NEG)
@@ -251,13 +252,41 @@ def pool_value(ifm, op):
         s = win.copy() if s is None else s + win
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
-    if op.ofm_scale_mode == "PER_CHANNEL":  # [uncertain] hardware average over valid elements
+    if hw_average(op):  # the hardware divides by the number of valid (non-padding) elements
         M = valid_mask(op)[:, :, None]
         cnt = None
         for _, _, win in kernel_taps(M, op):
             cnt = win.copy() if cnt is None else cnt + win
         return s, cnt
     return s, None
+
+
+def hw_average(op) -> bool:
+    """True when an AVERAGE pool divides by the valid element count in hardware ("HW scaling").
+
+    Regor emits padded average pools with scale_mode GLOBAL and OFM_SCALE (1, 0) ("padded average-pools use
+    HW-scaling"), the legacy Python Vela with scale_mode PER_CHANNEL; unpadded ones carry 1/N in OFM_SCALE.
+    Decided by the TOSA reference model (AVG_POOL2D with padding, oracle ``pools``): the window sum is divided
+    by the count of non-padding elements, then OFM_SCALE applies in GLOBAL mode.
+    """
+    k = op.kernel
+    return op.ofm_scale_mode == "PER_CHANNEL" or (k.pad_top + k.pad_left + k.pad_bottom + k.pad_right) > 0
+
+
+def avg_reciprocal(n: int) -> tuple:
+    """(multiplier, shift) of 1/n as the hardware divider uses it (TOSA ``reciprocal_scale``)."""
+    k = (int(n) - 1).bit_length()
+    return (((1 << 30) + 1) << k) // int(n), 30 + k
+
+
+def avg_divide(x: int, n: int) -> int:
+    """Window sum ``x`` divided by the valid count ``n``: ``(x * M + 2^(S-1)) >> S`` with M, S = 1/n.
+
+    Identical to rounding half away from zero for every sum an 8/16-bit window can produce."""
+    if n <= 0:
+        return 0
+    m, s = avg_reciprocal(n)
+    return (int(x) * m + (1 << (s - 1))) >> s
 
 
 def elementwise_value(a_raw, b_raw, op):
@@ -356,8 +385,9 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
         value, cnt = pool_value(ifm, op)
         if cnt is not None:
             v = value.astype(object)
-            q = np.frompyfunc(lambda x, n: _div_round_away(int(x), int(n)), 2, 1)(v, cnt)
-            return output_stage(q, 1, 0, op, lut)
+            q = np.frompyfunc(lambda x, n: avg_divide(int(x), int(n)), 2, 1)(v, cnt)
+            m, s = ofm_scales(op)  # GLOBAL: OFM_SCALE after the division (Regor writes (1, 0)); else (1, 0)
+            return output_stage(q, m, s, op, lut)
         m, s = ofm_scales(op)
         return output_stage(value, m, s, op, lut)
     if kind == "ELEMENTWISE":
@@ -366,9 +396,3 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
         return output_stage(value, m, s, op, lut)
     raise ValueError(f"not a kernel operation: {kind}")
 
-
-def _div_round_away(x: int, n: int) -> int:
-    if n <= 0:
-        return 0
-    q = (abs(x) + n // 2) // n
-    return q if x >= 0 else -q

@@ -1,0 +1,140 @@
+"""Programs beyond the corpus, bit-exact against oracles made with the real toolchain (tests/data/oracle_extra).
+
+Each fixture ``tests/data/oracle_extra/<name>/`` holds a bundled program compiled by ExecuTorch 1.5.1's Arm
+backend + Vela 5.1 from a small PyTorch model (``models/<model>.py``; how: ``README.md`` there), its
+``meta.json`` and ``oracle.npz``: every delegate call's NPU inputs and outputs from the TOSA reference model
+on the partition Vela compiled (input set 0 = the bundled inputs, 1 = all ones), and the program's outputs.
+
+* every delegate call: the oracle's inputs through the Vela blob on the NPU model, outputs compared bit for
+  bit with the TOSA reference model's (both input sets; the reference engine on the small ones);
+* the whole program on the simulated board (``fvp run``): ``Test_result: PASS`` and, where the oracle's CPU
+  kernels are exact mirrors of the C++ ones (no ``cpu_kernels_via_torch``), outputs bit-exact to ``out0_j``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fvp.npu.weights import WeightCache
+from npu.helpers import extract_vela_blobs, run_blob
+from testutil import DATA, run_fvp
+
+EXTRA = DATA / "oracle_extra"
+NAMES = sorted(p.name for p in EXTRA.iterdir() if (p / "oracle.npz").exists()) if EXTRA.exists() else []
+SMALL_FOR_REFERENCE = 400_000  # bytes of program: run the slow reference engine on fixtures up to this size
+
+
+def _fixture(name):
+    d = EXTRA / name
+    meta = json.load(open(d / "meta.json"))
+    npz = np.load(d / "oracle.npz")
+    bpte = d / f"{name}.bpte"
+    return d, meta, npz, bpte
+
+
+def _blobs_by_delegate(bpte) -> dict:
+    from firmware.executorch.bundled import load_bundled
+
+    buf = open(bpte, "rb").read()
+    b = load_bundled(buf)
+    program = b.load_program()
+    plan = program.execution_plans[0]
+    pbuf = buf[b.program_offset:b.program_offset + b.program_size]
+    out = {}
+    for i, d in enumerate(plan.delegates):
+        off, size = program.backend_delegate_data[d.index]
+        found = extract_vela_blobs(pbuf[off:off + size])
+        assert len(found) == 1
+        out[i] = found[0]
+    return out
+
+
+def _calls(meta):
+    """[(call, delegate, n_in, n_out)] in execution order."""
+    calls = {}
+    for e in meta["delegate_call_keys"]:
+        c = calls.setdefault(e["call"], [e["delegate"], 0, 0])
+        if e["key"].startswith("q"):
+            c[1] += 1
+        else:
+            c[2] += 1
+    return [(c, *calls[c]) for c in sorted(calls)]
+
+
+def _board_args(meta) -> list:
+    args = []
+    if meta["target"] != "ethos-u55-128":
+        args += ["--target", meta["target"]]
+    default_mm = "Dedicated_Sram" if meta["target"].startswith("ethos-u65") else "Shared_Sram"
+    if meta["memory_mode"] != default_mm:
+        args += ["-C", f"npu.memory_mode={meta['memory_mode']}"]
+    return args
+
+
+@pytest.fixture(scope="module")
+def weight_cache():
+    return WeightCache()
+
+
+def test_oracle_extra_fixtures_present():
+    assert len(NAMES) >= 20
+    total = sum(f.stat().st_size for f in EXTRA.rglob("*") if f.is_file())
+    assert total < 3_500_000
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_delegate_calls_bit_exact(name, weight_cache):
+    d, meta, npz, bpte = _fixture(name)
+    blobs = _blobs_by_delegate(bpte)
+    calls = _calls(meta)
+    assert len(calls) == meta["n_delegate_calls"] >= 1
+    for k in (0, 1):
+        for c, di, n_in, n_out in calls:
+            blob = blobs[di]
+            ins = [np.ascontiguousarray(npz[f"call{c}_q{k}_{i}"]).tobytes() for i in range(n_in)]
+            res, outs = run_blob(blob, ins, arch=meta["target"], engine="fast", weight_cache=weight_cache)
+            assert res.fault is None and res.stopped, (name, c, res.fault)
+            for j in range(n_out):
+                want = npz[f"call{c}_npu{k}_{j}"]
+                got = np.frombuffer(outs[j], want.dtype)[:want.size]
+                bad = int((got != want.ravel()).sum())
+                assert bad == 0, f"{name} input set {k} call {c} output {j}: {bad} of {want.size} differ"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if (EXTRA / n / f"{n}.bpte").stat().st_size <= SMALL_FOR_REFERENCE])
+def test_reference_engine_agrees(name):
+    d, meta, npz, bpte = _fixture(name)
+    blobs = _blobs_by_delegate(bpte)
+    for c, di, n_in, n_out in _calls(meta):
+        ins = [np.ascontiguousarray(npz[f"call{c}_q0_{i}"]).tobytes() for i in range(n_in)]
+        res, outs = run_blob(blobs[di], ins, arch=meta["target"], engine="reference")
+        assert res.fault is None and res.stopped
+        for j in range(n_out):
+            want = npz[f"call{c}_npu0_{j}"]
+            assert np.array_equal(np.frombuffer(outs[j], want.dtype)[:want.size], want.ravel()), (name, c, j)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_program_end_to_end(name, tmp_path):
+    d, meta, npz, bpte = _fixture(name)
+    base = tmp_path / "out"
+    # a few fixtures' quantized outputs differ from PyTorch's float reference by one quantum (> 0.01): the
+    # oracle reproduces that exactly, so the BundleIO tolerance is widened for them (meta bundled_vs_out0)
+    worst = max((x.get("max_abs_diff", 0) for x in meta.get("bundled_vs_out0", [])), default=0)
+    tol = ["-C", f"firmware.options.atol={max(0.01, 2 * worst):g}"] if worst > 0.005 else []
+    rc, out, err = run_fvp("run", bpte, *_board_args(meta), "-C", "firmware.options.log_outputs=false", *tol,
+                           "-o", base)
+    assert "TEST: BundleIO index[0] Test_result: PASS" in out, out[-3000:] + err
+    assert rc == 0
+    assert not [line for line in out.splitlines() if line.startswith(("E ", "F "))]
+    if meta.get("cpu_kernels_via_torch"):
+        return  # float CPU kernels the oracle approximated: the NPU calls above are the bit-exact check
+    j = 0
+    while f"out0_{j}" in npz.files:
+        want = npz[f"out0_{j}"]
+        got = np.fromfile(f"{base}-{j}.bin", dtype=want.dtype)
+        assert np.array_equal(got.view(np.uint8), want.ravel().view(np.uint8)), f"{name} output {j}"
+        j += 1
