@@ -80,9 +80,12 @@ def _display(path: Path) -> str:
 
 def _read_yaml(path: Path) -> dict:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigProblems([f"{_display(path)}: cannot read: {e.strerror}"]) from None
+    except UnicodeDecodeError as e:
+        raise ConfigProblems([f"{_display(path)}: not a YAML board file (byte 0x{e.object[e.start]:02x} at offset "
+                              f"{e.start} is not UTF-8 text)"]) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:

@@ -180,3 +180,8 @@ def test_every_board_runs_the_embedded_program():
             assert rc == 1, b
             assert "E: NPU config mismatch: npu.macs_per_cc=" in out and "optimizer.macs_per_cc=7" in out, b
             assert "Ethos-U invocation failed error (-1)" in out, b
+
+
+def test_binary_file_as_board():
+    rc, out, err = run_fvp("run", "-c", "tests/data/corpus/add_q.pte")
+    assert rc == 2 and "not a YAML board file" in err and "Traceback" not in err and "internal error" not in err
