@@ -10,6 +10,12 @@ target. The memory mode also changes the runner's linker layout (corstone_utils.
 
 ``board_overrides`` turns a (target, system config, memory mode) into the board name and the ``-C`` overrides
 that give this simulator the same setup (research: executorch.md sections 1.6 and 5).
+
+Cortex-M-only targets (``--target=cortex-m55``: no delegate, the quantized layers run as ``cortex_m::*``
+CMSIS-NN kernels) run on the same Corstone-300 FVP with the NPU unused. run.sh builds one semihosting runner for
+them (``backends/cortex_m/test/build_test_runner.sh``: ``--pte=semihosting --bundleio``, ``ET_ATOL=5.0``,
+``ET_RTOL=1.0``, temp pool size 0) and ``run_fvp.sh --bundle`` loads the ``.bpte`` through semihosting; only the
+Cortex-M55 is modelled here (the kernels follow CMSIS-NN's MVE code paths).
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ from .config import ConfigProblems, board_for_target, load_board
 
 CORSTONE300_TARGETS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
                        "ethos-u65-256", "ethos-u65-512")
+CORTEX_M_TARGETS = ("cortex-m55",)
+CORTEX_M_BOARD = "default"           # the default Corstone-300 board; the NPU is there but unused
+CORTEX_M_RUNNER_OVERRIDES = [        # build_test_runner.sh: -DET_ATOL=5.0 -DET_RTOL=1.0 and no temp pool
+    "firmware.options.atol=5.0", "firmware.options.rtol=1.0", "firmware.pools.temp.size=0"]
 
 TEMP_POOL_SRAM = "2MiB"          # ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE 0x200000
 TEMP_POOL_DDR = "64MiB"          # 0x4000000 for Dedicated_Sram*
@@ -30,15 +40,21 @@ MODEL_ADDRESS = 0x7000_0000      # network_model_sec -> .ddr.rodata, the first s
 
 def check_target(target: str) -> None:
     """Raise ``ConfigProblems`` for a target this simulator does not model (one line, with the allowed ones)."""
-    if target in CORSTONE300_TARGETS:
+    if target in CORSTONE300_TARGETS or target in CORTEX_M_TARGETS:
         return
     if target.startswith("ethos-u85"):
         why = "Ethos-U85 runs on Corstone-320, which this simulator does not model"
     elif target.startswith("cortex-m"):
-        why = "Cortex-M-only targets use the semihosting runner without an NPU, which this simulator does not model"
+        why = ("only the Corstone-300's Cortex-M55 is modelled (its cortex_m kernels follow CMSIS-NN's MVE code "
+               "paths)")
     else:
         why = "unknown target"
-    raise ConfigProblems([f"--target={target}: {why}; allowed: {', '.join(CORSTONE300_TARGETS)}"])
+    raise ConfigProblems([f"--target={target}: {why}; allowed: {', '.join(CORSTONE300_TARGETS + CORTEX_M_TARGETS)}"])
+
+
+def is_cortex_m(target: str) -> bool:
+    """A Cortex-M-only target (no NPU delegate): the program runs on the semihosting runner."""
+    return target.startswith("cortex-m")
 
 
 def default_system_config(target: str) -> str:
@@ -59,7 +75,8 @@ def flavour(target: str) -> str:
 
 
 def num_macs(target: str) -> int:
-    """The third ``-`` field of the target, as run_fvp.sh computes it (128 for anything without one)."""
+    """The third ``-`` field of the target, as run_fvp.sh computes it (128 for anything without one, and for the
+    Cortex-M targets, whose NPU is unused)."""
     parts = target.split("-")
     return int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 128
 
@@ -98,8 +115,13 @@ def board_has_pool(board: str, pool: str) -> bool:
 
 def board_overrides(target: str, system_config: str | None = None, memory_mode: str | None = None,
                     board: str | None = None) -> tuple[str, list[str]]:
-    """The board and ``-C`` overrides for a run.sh configuration (defaults filled in from the target)."""
+    """The board and ``-C`` overrides for a run.sh configuration (defaults filled in from the target).
+
+    A Cortex-M target gets the default board with the semihosting runner's build settings (the system config and
+    memory mode are Vela's and play no part)."""
     check_target(target)
+    if is_cortex_m(target):
+        return board or CORTEX_M_BOARD, list(CORTEX_M_RUNNER_OVERRIDES)
     board = board or board_for_target(target)
     sc = system_config or default_system_config(target)
     mm = memory_mode or default_memory_mode(target)

@@ -10,6 +10,13 @@ greps (lines starting with ``F`` or ``E``, ``[critical]``, ``Hard fault``, the C
 (ExecuTorch issue 22316) the exit status says what it found: 0 ``No problems found!``, 1 ``Found ERROR`` (or
 a failed compile), 2 bad usage.
 
+``--target=cortex-m55`` is run.sh's Cortex-M-only flow: no delegate (the quantized layers are ``cortex_m::*``
+CMSIS-NN kernels on the CPU), a bundled program, run like ``run_fvp.sh --bundle``: the semihosting runner
+(``cpu0.semihosting-cmd_line=executor_runner -m <bpte> -i fvp_dummy_input.bin -o out``, built with
+``ET_ATOL=5.0 ET_RTOL=1.0``) on the default Corstone-300 board, the NPU unused, the verdict from the bundled
+check (``Bundled I/O check PASSED/FAILED for <name>``), then the same problem check. run.sh refuses that target without ``--bundleio``; here
+it is implied, with a note.
+
 Programs you already have: ``--pte FILE`` or ``--model_name=FILE.pte``/``.bpte`` (target, system config and
 memory mode then default to what the program was compiled for). ``EXECUTORCH_PYTHON`` names an interpreter
 with ExecuTorch when it lives in another environment; ``--zoo`` uses the zoo even when ExecuTorch is installed.
@@ -75,7 +82,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                            "or an existing .pte/.bpte")
     a("--pte", help="run this existing .pte/.bpte (no compile)")
     a("--model_input", help="model input .pt file (passed to aot_arm_compiler)")
-    a("--target", default=None, help="ethos-u55-32/64/128/256, ethos-u65-256/512 (default ethos-u55-128)")
+    a("--target", default=None, help="ethos-u55-32/64/128/256, ethos-u65-256/512 (default ethos-u55-128), or "
+                                     "cortex-m55 (no NPU: CMSIS-NN kernels on the CPU, a bundled program)")
     a("--system_config", default=None, help="Vela system config (default: the target's)")
     a("--memory_mode", default=None, help="Vela memory mode (default Shared_Sram for U55, Sram_Only for U65)")
     a("--config", default=None, help="Vela config file (vela.ini) for aot_arm_compiler")
@@ -122,9 +130,9 @@ def _is_program_file(path: str) -> bool:
     return path.endswith((".pte", ".bpte"))
 
 
-def _aot_flags(args) -> list[str]:
+def _aot_flags(args, cortex_m: bool = False) -> list[str]:
     flags = []
-    if not args.no_delegate:
+    if not args.no_delegate and not cortex_m:  # run.sh drops --delegate for the Cortex-M targets
         flags.append("--delegate")
     if not args.no_quantize:
         flags.append("--quantize")
@@ -133,7 +141,7 @@ def _aot_flags(args) -> list[str]:
     except ValueError as e:
         raise _Usage(f"--aot_arm_compiler_flags: {e}") from None
     for f in extra:
-        if f not in flags:
+        if f not in flags and not (cortex_m and f in ("--delegate", "-d")):
             flags.append(f)
     return flags
 
@@ -176,10 +184,20 @@ class Run:
         self.memory_mode = a.memory_mode or recorded.get("memory_mode") or et_build.default_memory_mode(self.target)
         name = self.existing or a.model_name
         self.model_short = os.path.splitext(os.path.basename(name))[0]
-        self.flags = _aot_flags(a)
+        self.cortex_m = et_build.is_cortex_m(self.target)
+        self.flags = _aot_flags(a, self.cortex_m)
         self.delegate = "--delegate" in self.flags or "-d" in self.flags
         self.quantize = "--quantize" in self.flags or "-q" in self.flags
         self.bundleio = a.bundleio or "--bundleio" in self.flags
+        self.notes = []
+        if self.cortex_m and not self.bundleio:
+            if self.existing and not self.existing.endswith(".bpte"):
+                raise _Usage(f"--target={self.target} runs a bundled program (.bpte) on the semihosting runner; "
+                             f"{self.existing} is not one")
+            self.bundleio = True
+            if not self.existing:
+                self.notes.append(f"note: --target={self.target} requires --bundleio in run.sh (the Cortex-M runner "
+                                  f"loads its inputs from the bundle); using it")
         suffix = f"_arm_delegate_{self.target}" if self.delegate else f"_arm_{self.target}"
         if self.existing:
             self.output = Path(a.output or os.path.join("arm_test", self.model_short))
@@ -200,6 +218,8 @@ class Run:
     # -------------------------------------------------------------------- step 1: the program
     def get_program(self) -> int:
         a = self.args
+        for note in self.notes:
+            _say(note)
         for name, why in _NO_EFFECT.items():
             if getattr(a, name, None):
                 _say(f"note: --{name} has no effect here: {why}")
@@ -296,7 +316,31 @@ class Run:
         run = [sys.executable, "-m", "fvp.dropin", f"--flavour={et_build.flavour(self.target)}"] + argv
         return shown, run
 
+    def cortex_m_command(self) -> tuple[list[str], list[str]]:
+        """run_fvp.sh --bundle for a Cortex-M target: the semihosting runner reads the .bpte from its directory."""
+        binary = et_build.fvp_binary(self.target)
+        board, board_keys = et_build.board_overrides(self.target)
+        bundle = Path(self.pte).resolve()
+        params = [f"ethosu.num_macs={et_build.num_macs(self.target)}",
+                  "mps3_board.visualisation.disable-visualisation=1",
+                  "mps3_board.telnetterminal0.start_telnet=0",
+                  "mps3_board.uart0.out_file=-",
+                  "mps3_board.uart0.shutdown_on_eot=1",
+                  "cpu0.semihosting-enable=1",
+                  "cpu0.semihosting-stack_base=0",
+                  "cpu0.semihosting-heap_limit=0",
+                  f"cpu0.semihosting-cwd={bundle.parent}",
+                  "ethosu.extra_args=--fast",
+                  f"cpu0.semihosting-cmd_line=executor_runner -m {bundle.name} -i fvp_dummy_input.bin -o out"]
+        params += board_keys
+        argv = [x for p in params for x in ("-C", p)] + ["--timelimit", f"{self.args.timeout:g}"]
+        shown = [binary] + argv
+        run = [sys.executable, "-m", "fvp.dropin", f"--flavour={et_build.flavour(self.target)}"] + argv
+        return shown, run
+
     def simulate(self) -> int:
+        if self.cortex_m:
+            return self.simulate_cortex_m()
         shown, cmd = self.fvp_command()
         binary = shown[0]
         _say(SEP,
@@ -305,6 +349,27 @@ class Run:
              "Note: this is the open fvp simulator standing in for Arm's FVP: cycle-approximate, NPU cycles from "
              "its timing model, CPU cycles from a cost table.",
              SEP)
+        res = self._run_logged(shown, cmd)
+        if res is None:
+            return EXIT_USAGE
+        rc, lines = res
+        _say(f"[{self.prog}] Simulation complete, {rc}")
+        return self._check_problems(rc, lines)
+
+    def _check_problems(self, rc: int, lines: list[str]) -> int:
+        """run_fvp.sh's "Checking for problems in log:", with an honest exit status."""
+        _say("Checking for problems in log:")
+        problems = [ln for ln in lines if _UPSTREAM_PROBLEM.match(ln) or _OUR_PROBLEM.match(ln)]
+        if rc != 0:
+            problems.append(f"[{self.prog}] the simulator exited with status {rc}")
+        if problems:
+            _say(*problems)
+            _say("Found ERROR")
+            return EXIT_FAIL
+        _say("No problems found!")
+        return EXIT_OK
+
+    def _run_logged(self, shown: list[str], cmd: list[str]) -> tuple[int, list[str]] | None:
         self.output.mkdir(parents=True, exist_ok=True)
         log_path = self.output / f"{Path(self.pte).stem}_fvp.log"
         _say(f"CALL {shlex.join(shown)}", f"log: {log_path}")
@@ -317,26 +382,43 @@ class Run:
                 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
             except OSError as e:
                 print(f"{self.prog}: error: cannot start the simulator: {e.strerror}", file=sys.stderr)
-                return EXIT_USAGE
-            out = sys.stdout
+                return None
             for raw in proc.stdout:
                 line = raw.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
-                out.write(line + "\n")
-                out.flush()
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
                 log.write(line + "\n")
                 lines.append(line)
             rc = proc.wait()
+        return rc, lines
+
+    def simulate_cortex_m(self) -> int:
+        """run_fvp.sh's Cortex-M branch: the dummy input file, the semihosting run, then the bundled verdict."""
+        shown, cmd = self.cortex_m_command()
+        binary = shown[0]
+        bundle = Path(self.pte).resolve()
+        (bundle.parent / "fvp_dummy_input.bin").write_bytes(bytes(4))
+        _say(SEP,
+             f"Running {self.pte} for {self.target} run with FVP:{binary} num_macs:{et_build.num_macs(self.target)} "
+             f"timeout:{self.args.timeout:g}",
+             "Note: this is the open fvp simulator standing in for Arm's FVP: cycle-approximate, CPU cycles from a "
+             "cost table (the NPU is unused).",
+             SEP)
+        res = self._run_logged(shown, cmd)
+        if res is None:
+            return EXIT_USAGE
+        rc, lines = res
         _say(f"[{self.prog}] Simulation complete, {rc}")
-        _say("Checking for problems in log:")
-        problems = [ln for ln in lines if _UPSTREAM_PROBLEM.match(ln) or _OUR_PROBLEM.match(ln)]
-        if rc != 0:
-            problems.append(f"[{self.prog}] the simulator exited with status {rc}")
-        if problems:
-            _say(*problems)
-            _say("Found ERROR")
-            return EXIT_FAIL
-        _say("No problems found!")
-        return EXIT_OK
+        if any("Test_result: PASS" in ln for ln in lines):
+            _say(f"[{self.prog}] Bundled I/O check PASSED for {bundle.name}")
+            verdict = EXIT_OK
+        elif any("Test_result: FAIL" in ln for ln in lines):
+            _say(f"[{self.prog}] Bundled I/O check FAILED for {bundle.name}")
+            verdict = EXIT_FAIL
+        else:
+            _say(f"[{self.prog}] No Test_result line found in FVP output for {bundle.name}")
+            verdict = EXIT_FAIL
+        return max(verdict, self._check_problems(rc, lines))
 
 
 def main(argv=None) -> int:
@@ -355,8 +437,12 @@ def main(argv=None) -> int:
         if args.build_only:
             _say(f"[{prog}] --build_only: the program is ready; not running it")
             return EXIT_OK
-        _say(f"note: no arm_executor_runner build: the simulator's Python runner is the application "
-             f"(memory mode {run.memory_mode}, system config {run.system_config})")
+        if run.cortex_m:
+            _say("note: no executor_runner build: the simulator's Python runner stands in for the semihosting "
+                 "runner of backends/cortex_m/test/build_test_runner.sh (ET_ATOL=5.0, ET_RTOL=1.0, no temp pool)")
+        else:
+            _say(f"note: no arm_executor_runner build: the simulator's Python runner is the application "
+                 f"(memory mode {run.memory_mode}, system config {run.system_config})")
         return run.simulate()
 
     return guarded(prog, body, (_Usage,))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rebuild the model zoo (``fvp/zoo/``): ExecuTorch's example models compiled for each Ethos-U target.
+"""Rebuild the model zoo (``fvp/zoo/``): ExecuTorch's example models compiled for each Ethos-U target and cortex-m55.
 
 The zoo lets ``tools/run.sh --model_name=<name>`` work without ExecuTorch installed. Each entry is one
 ``aot_arm_compiler`` run with ``--bundleio`` (the plain ``.pte`` is the program inside the ``.bpte``, byte for
@@ -12,6 +12,12 @@ Needs ExecuTorch with its Arm backend (``pip install '.[executorch]'``, or a sep
     python tools/build_zoo.py --python /work/et-venv/bin/python --jobs 2 --check
 
 ``--check`` runs every program on the simulator afterwards and reports the ones whose bundled check fails.
+``--merge`` rebuilds only the given ``--models``/``--targets`` and keeps the other entries of the existing index
+(``--targets cortex-m55 --merge`` adds or refreshes the Cortex-M entries alone).
+
+The Cortex-M target (``cortex-m55``) is compiled as run.sh compiles it: without ``--delegate`` (its quantized
+layers become ``cortex_m::*`` CMSIS-NN kernels), quantized only (a float program has no Cortex-M kernels), and
+checked the way ``run_fvp.sh --bundle`` runs it (the semihosting runner's tolerances).
 The compile step runs in worker processes of the ExecuTorch interpreter; this script itself only needs the
 standard library (and the project, for ``--check``).
 """
@@ -32,8 +38,14 @@ ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "fvp" / "zoo"
 
 MODELS = ["add", "mul", "add_mul", "softmax", "linear", "conv1d", "ds_cnn", "resnet8", "mobilenet_v1_025", "lstm"]
-TARGETS = ["ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256"]
+ETHOS_TARGETS = ["ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256"]
+CORTEX_M_TARGETS = ["cortex-m55"]
+TARGETS = ETHOS_TARGETS + CORTEX_M_TARGETS
 SEED = 0
+
+
+def is_cortex_m(target: str) -> bool:
+    return target.startswith("cortex-m")
 
 
 def default_system_config(target: str) -> str:
@@ -140,6 +152,8 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="run every program on the simulator afterwards")
     ap.add_argument("--check-only", action="store_true", help="only run the check on the existing zoo")
     ap.add_argument("--keep-going", action="store_true", help="write the index even if some compiles failed")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the existing index's entries for the models/targets not rebuilt now")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -160,39 +174,46 @@ def main(argv=None) -> int:
     jobs = []
     for model in args.models:
         for target in args.targets:
-            for quantize in (True, False):
+            for quantize in ((True,) if is_cortex_m(target) else (True, False)):
                 key = f"{model}|{target}|{int(quantize)}"
                 out = work / f"{model}_{'q' if quantize else 'fp'}_{target}.bpte"
                 argv = [f"--model_name={model}", "--delegate", f"--target={target}",
                         f"--system_config={default_system_config(target)}",
                         f"--memory_mode={default_memory_mode(target)}", "--bundleio", "-o", str(out)]
+                if is_cortex_m(target):  # run.sh drops --delegate for the Cortex-M targets
+                    argv.remove("--delegate")
                 if quantize:
-                    argv.insert(2, "--quantize")
+                    argv.insert(2 if "--delegate" in argv else 1, "--quantize")
                 jobs.append({"key": key, "argv": argv, "out": str(out), "log": str(out.with_suffix(".log")),
                              "model": model, "target": target, "quantize": quantize})
     n = max(1, args.jobs)
-    batches = [jobs[i::n] for i in range(n)]
-    procs = []
-    for batch in batches:
-        if not batch:
-            continue
-        errlog = open(work / f"worker{len(procs)}.stderr", "w")
-        p = subprocess.Popen([python, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=errlog, text=True, cwd=str(work))
-        p.stdin.write(json.dumps(batch))
-        p.stdin.close()
-        procs.append(p)
+    # a compile depends on what its worker compiled before it (an example model's inputs are drawn when its module
+    # is first imported), so the Ethos-U and the Cortex-M jobs get workers of their own: each family's programs are
+    # the same whatever the other family's job list is
     results = {}
-    for p in procs:
-        for line in p.stdout:
-            try:
-                r = json.loads(line)
-            except ValueError:
+    widx = 0
+    for family in ([j for j in jobs if not is_cortex_m(j["target"])], [j for j in jobs if is_cortex_m(j["target"])]):
+        procs = []
+        for batch in (family[i::n] for i in range(n)):
+            if not batch:
                 continue
-            results[r["key"]] = r
-            status = "ok" if r["ok"] else f"FAILED ({r['error']})"
-            print(f"compiled {r['key']:40s} {status} {' '.join(r['summary'])}", flush=True)
-        p.wait()
+            errlog = open(work / f"worker{widx}.stderr", "w")
+            widx += 1
+            p = subprocess.Popen([python, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=errlog, text=True, cwd=str(work))
+            p.stdin.write(json.dumps(batch))
+            p.stdin.close()
+            procs.append(p)
+        for p in procs:
+            for line in p.stdout:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                results[r["key"]] = r
+                status = "ok" if r["ok"] else f"FAILED ({r['error']})"
+                print(f"compiled {r['key']:40s} {status} {' '.join(r['summary'])}", flush=True)
+            p.wait()
     failed = [j for j in jobs if not results.get(j["key"], {}).get("ok")]
     for j in failed:
         print(f"build_zoo: {j['key']} did not compile; see {j['log']} and {work}/worker*.stderr", file=sys.stderr)
@@ -209,30 +230,46 @@ def main(argv=None) -> int:
         j["size"] = len(data)
         groups.setdefault(j["sha256"], []).append(j)
     prog_dir = zoo / "programs"
+    kept = []
+    if args.merge and (zoo / "index.json").is_file():
+        rebuilt = {(j["model"], j["target"], j["quantize"]) for j in jobs}
+        kept = [e for e in json.loads((zoo / "index.json").read_text())["entries"]
+                if (e["model"], e["target"], e["quantize"]) not in rebuilt]
+    keep_files = {e["file"] for e in kept}
     if prog_dir.exists():
-        shutil.rmtree(prog_dir)
-    prog_dir.mkdir(parents=True)
-    entries = []
+        for f in prog_dir.iterdir():
+            if f.name not in keep_files:
+                f.unlink()
+    prog_dir.mkdir(parents=True, exist_ok=True)
+    entries = list(kept)
     for digest, members in groups.items():
         m0 = members[0]
-        name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], args.targets, digest)
+        name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], ETHOS_TARGETS, digest)
+        if name in keep_files:
+            name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], [], digest)
         shutil.copyfile(m0["out"], prog_dir / name)
         for m in members:
-            entries.append({"model": m["model"], "target": m["target"], "quantize": m["quantize"], "delegate": True,
+            entries.append({"model": m["model"], "target": m["target"], "quantize": m["quantize"],
+                            "delegate": not is_cortex_m(m["target"]),
                             "system_config": default_system_config(m["target"]),
                             "memory_mode": default_memory_mode(m["target"]), "file": name,
                             "sha256": digest, "summary": results[m["key"]]["summary"]})
-    entries.sort(key=lambda e: (args.models.index(e["model"]), args.targets.index(e["target"]), not e["quantize"]))
+    order_m = {m: i for i, m in enumerate(MODELS + [m for m in args.models if m not in MODELS])}
+    order_t = {t: i for i, t in enumerate(TARGETS + [t for t in args.targets if t not in TARGETS])}
+    entries.sort(key=lambda e: (order_t[e["target"]] >= len(ETHOS_TARGETS), order_m.get(e["model"], 99),
+                                order_t.get(e["target"], 99), not e["quantize"]))
     index = {
         "about": "ExecuTorch example models compiled by tools/build_zoo.py with aot_arm_compiler --delegate "
-                 "[--quantize] --bundleio, torch/random/numpy seeded with 0",
+                 "[--quantize] --bundleio for the Ethos-U targets and --quantize --bundleio for cortex-m55, "
+                 "torch/random/numpy seeded with 0",
         "versions": _versions(python),
         "seed": SEED,
         "entries": entries,
     }
     (zoo / "index.json").write_text(json.dumps(index, indent=1) + "\n")
     total = sum(f.stat().st_size for f in prog_dir.iterdir())
-    print(f"zoo: {len(entries)} entries, {len(groups)} files, {total / 1e6:.2f} MB in {prog_dir}")
+    nfiles = sum(1 for _ in prog_dir.iterdir())
+    print(f"zoo: {len(entries)} entries, {nfiles} files, {total / 1e6:.2f} MB in {prog_dir}")
     if not failed:
         shutil.rmtree(work, ignore_errors=True)
     if args.check:

@@ -1,8 +1,10 @@
-"""The model zoo: ExecuTorch's example models, compiled ahead of time for each Ethos-U target.
+"""The model zoo: ExecuTorch's example models, compiled ahead of time for each Ethos-U target and cortex-m55.
 
 ``tools/run.sh --model_name=<name>`` uses it when ExecuTorch is not installed. Every program was made by
 ExecuTorch 1.5.1's ``aot_arm_compiler --delegate [--quantize] --bundleio`` for the target's default system
-config and memory mode (``tools/build_zoo.py``; ``index.json`` records the versions and the entries). Only the
+config and memory mode, or ``--quantize --bundleio`` for ``--target=cortex-m55`` (no delegate: the quantized
+layers are ``cortex_m::*`` CMSIS-NN kernels) (``tools/build_zoo.py``; ``index.json`` records the versions and the
+entries). Only the
 ``.bpte`` is stored: the plain ``.pte`` is the program inside it, which is byte for byte what the compiler
 writes without ``--bundleio`` (the build is seeded, so both compiles see the same weights). Identical programs
 (float models left on the CPU are the same for every target) are stored once.

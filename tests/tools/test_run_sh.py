@@ -87,6 +87,43 @@ def test_zoo_models(tmp_path, args):
         assert "Sram_Only" in out and "Creating Ethos-U65 with config H256" in out
 
 
+@pytest.mark.parametrize("args,name", [
+    (["--model_name=add", "--target=cortex-m55"], "add_arm_cortex-m55"),
+    (["--model_name=ds_cnn", "--target=cortex-m55", "--bundleio"], "ds_cnn_arm_cortex-m55"),
+])
+def test_cortex_m55_zoo_models(tmp_path, args, name):
+    """run.sh's Cortex-M flow: no delegate, the bundled program on the semihosting runner, the bundled verdict."""
+    rc, out, err = run_sh(*args, "--zoo", cwd=tmp_path)
+    assert rc == 0, out + err
+    assert last_lines(out, 4) == [f"[{RUN_SH}] Simulation complete, 0",
+                                  f"[{RUN_SH}] Bundled I/O check PASSED for {name}.bpte",
+                                  "Checking for problems in log:", "No problems found!"]
+    assert ("requires --bundleio" in out) == ("--bundleio" not in args)
+    assert "--delegate" not in out.split("using the model zoo's")[1].splitlines()[0]
+    assert f"cpu0.semihosting-cmd_line=executor_runner -m {name}.bpte -i fvp_dummy_input.bin -o out" in out
+    assert "-C firmware.options.atol=5.0 -C firmware.options.rtol=1.0 -C firmware.pools.temp.size=0" in out
+    assert "Test_result: PASS" in out and "Running arm_test/" in out and "for cortex-m55 run with " \
+           "FVP:FVP_Corstone_SSE-300_Ethos-U55 num_macs:128" in out
+    out_dir = tmp_path / "arm_test" / name
+    assert (out_dir / "out-0.bin").is_file() and (out_dir / "fvp_dummy_input.bin").stat().st_size == 4
+
+
+def test_cortex_m55_failed_check(tmp_path):
+    from firmware.executorch.bundled import load_bundled
+
+    data = bytearray((ROOT / "fvp" / "zoo" / "programs" / "add_q_cortex-m55.bpte").read_bytes())
+    b = load_bundled(np.frombuffer(bytes(data), np.uint8))
+    exp = b.test_suite("forward").test_cases[0].expected_outputs[0]
+    data[exp.data_offset:exp.data_offset + 4] = np.float32(np.nan).tobytes()  # no tolerance accepts NaN vs 2.0
+    bad = tmp_path / "add_nan.bpte"
+    bad.write_bytes(bytes(data))
+    rc, out, err = run_sh("--pte", bad, "--target=cortex-m55", cwd=tmp_path)
+    assert rc == 1, out + err
+    lines = out.splitlines()
+    assert f"[{RUN_SH}] Bundled I/O check FAILED for add_nan.bpte" in lines
+    assert lines[-1] == "Found ERROR" and "Checking for problems in log:" in lines
+
+
 def test_build_only_and_placement(tmp_path):
     rc, out, err = run_sh("--model_name=linear", "--build_only", "--bundleio", "--output", "lin", cwd=tmp_path)
     assert rc == 0, out + err
@@ -109,6 +146,8 @@ def test_time_limit_is_an_error(tmp_path):
     (["--model_name=my_model.py"], "pip install '.[executorch]'"),
     (["--model_name=add", "--memory_mode=Dedicated_Sram"], "pip install '.[executorch]'"),
     (["--model_name=add", "--target=ethos-u85-256"], "Corstone-320"),
+    (["--model_name=add", "--target=cortex-m4"], "only the Corstone-300's Cortex-M55 is modelled"),
+    (["--pte", CORPUS / "add_q.pte", "--target=cortex-m55"], "runs a bundled program (.bpte)"),
     (["--model_name=add", "--bogus"], "unrecognized arguments"),
     ([], "--model_name"),
     (["--pte", "/nonexistent.pte"], "not found"),
