@@ -19,3 +19,38 @@ def run_fvp(*args, cwd=None, timeout=900, env_extra=None, prog="fvp"):
     p = subprocess.run([sys.executable, "-m", prog, *map(str, args)], capture_output=True, cwd=cwd or ROOT,
                        env=env, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+class FakeBus:
+    """Flat memory with the calls CPU kernels make (``view``, ``work``) and a bump ``alloc`` for tests."""
+
+    def __init__(self, size=1 << 22):
+        import numpy as np
+
+        self.mem = np.zeros(size, np.uint8)
+        self.top = 64
+        self.work_done = {}
+
+    def alloc(self, nbytes):
+        addr = self.top
+        self.top = (self.top + nbytes + 15) // 16 * 16
+        return addr
+
+    def view(self, addr, size):
+        return self.mem[addr:addr + size]
+
+    def work(self, kind, amount=1.0):
+        self.work_done[kind] = self.work_done.get(kind, 0) + amount
+
+
+class KernelHarness:
+    """A fake bus, a value list and a ``KernelContext`` over them: enough to call a CPU kernel directly."""
+
+    def __init__(self, bus_size=1 << 22):
+        from types import SimpleNamespace
+
+        from firmware.executorch.method import KernelContext
+
+        self.bus = FakeBus(bus_size)
+        self.values = []
+        self.ctx = KernelContext(SimpleNamespace(bus=self.bus, values=self.values), None)

@@ -18,8 +18,8 @@ from firmware.executorch import log
 from firmware.executorch.error import Error, RuntimeFailure
 from firmware.executorch.kernels import KERNELS
 from firmware.executorch.kernels import cortex_m as cm
-from firmware.executorch.method import KernelContext, RtTensor
-from testutil import DATA
+from firmware.executorch.method import RtTensor
+from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "cortex_m" / "refs.npz")
 CASES = sorted(k[:-4] for k in REFS.files if k.endswith("__op"))
@@ -27,30 +27,7 @@ TYPES = {np.dtype(np.int8): 1, np.dtype(np.int16): 2, np.dtype(np.int32): 3, np.
 CL = (0, 2, 3, 1)
 
 
-class FakeBus:
-    def __init__(self, size=1 << 20):
-        self.mem = np.zeros(size, np.uint8)
-        self.top = 64
-        self.work_done = {}
-
-    def alloc(self, nbytes):
-        addr = self.top
-        self.top = (self.top + nbytes + 15) // 16 * 16
-        return addr
-
-    def view(self, addr, size):
-        return self.mem[addr:addr + size]
-
-    def work(self, kind, amount=1.0):
-        self.work_done[kind] = self.work_done.get(kind, 0) + amount
-
-
-class Harness:
-    def __init__(self):
-        self.bus = FakeBus()
-        self.values = []
-        self.ctx = KernelContext(SimpleNamespace(bus=self.bus, values=self.values), None)
-
+class Harness(KernelHarness):
     def tensor(self, arr, channels_last=False, dtype=None):
         arr = np.asarray(arr, dtype=dtype)
         t = RtTensor(TYPES[arr.dtype], arr.shape, CL if channels_last else None, None)

@@ -6,44 +6,20 @@ called the way ``Method.execute`` calls them: the instruction's argument values,
 variants list the out tensor twice: as the kwarg and as the returned value).
 """
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from firmware.executorch.kernels import KERNELS
-from firmware.executorch.method import KernelContext, RtTensor
-from testutil import DATA
+from firmware.executorch.method import RtTensor
+from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "kernels_ext" / "refs.npz")
 _TYPES = {np.dtype(np.float32): 6, np.dtype(np.float64): 7, np.dtype(np.int64): 4, np.dtype(np.int32): 3,
           np.dtype(np.int8): 1, np.dtype(np.bool_): 11}
 
 
-class FakeBus:
-    def __init__(self, size=1 << 20):
-        self.mem = np.zeros(size, np.uint8)
-        self.top = 64
-        self.work_done = {}
-
-    def alloc(self, nbytes):
-        addr = self.top
-        self.top = (self.top + nbytes + 15) // 16 * 16
-        return addr
-
-    def view(self, addr, size):
-        return self.mem[addr:addr + size]
-
-    def work(self, kind, amount=1.0):
-        self.work_done[kind] = self.work_done.get(kind, 0) + amount
-
-
-class Harness:
-    def __init__(self):
-        self.bus = FakeBus()
-        self.values = []
-        self.ctx = KernelContext(SimpleNamespace(bus=self.bus, values=self.values), None)
-
+class Harness(KernelHarness):
     def tensor(self, arr=None, shape=None, dtype=np.float32):
         arr = None if arr is None else np.ascontiguousarray(arr)
         shape = arr.shape if arr is not None else shape

@@ -5,46 +5,20 @@ The references (``tests/data/kernels_nn/refs.npz``) were computed by PyTorch in 
 fake flat memory, called the way ``Method.execute`` calls them (argument values, the out tensor last).
 """
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from firmware.executorch.kernels import KERNELS
-from firmware.executorch.method import KernelContext, RtTensor
-from testutil import DATA
+from firmware.executorch.method import RtTensor
+from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "kernels_nn" / "refs.npz")
 FLOAT, LONG, INT = 6, 4, 3
 _TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): LONG, np.dtype(np.int32): INT}
 
 
-class FakeBus:
-    """Flat memory with the two calls kernels make: ``view`` and ``work``."""
-
-    def __init__(self, size=1 << 22):
-        self.mem = np.zeros(size, np.uint8)
-        self.top = 64
-        self.work_done = {}
-
-    def alloc(self, nbytes):
-        addr = self.top
-        self.top = (self.top + nbytes + 15) // 16 * 16
-        return addr
-
-    def view(self, addr, size):
-        return self.mem[addr:addr + size]
-
-    def work(self, kind, amount=1.0):
-        self.work_done[kind] = self.work_done.get(kind, 0) + amount
-
-
-class Harness:
-    def __init__(self):
-        self.bus = FakeBus()
-        self.values = []
-        self.ctx = KernelContext(SimpleNamespace(bus=self.bus, values=self.values), None)
-
+class Harness(KernelHarness):
     def tensor(self, arr=None, shape=None, dtype=np.float32, dim_order=None):
         arr = None if arr is None else np.ascontiguousarray(arr)
         shape = arr.shape if arr is not None else shape

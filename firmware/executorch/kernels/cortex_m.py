@@ -602,6 +602,19 @@ def _nhwc_sizes(t: RtTensor, nhwc_logical: bool) -> tuple[int, int, int, int]:
     return (s[0], s[1], s[2], s[3]) if nhwc_logical else (s[0], s[2], s[3], s[1])
 
 
+def _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical, length_message):
+    """The argument checks the C++ convolution kernels share (their own messages kept)."""
+    _check_activation_layout(fn, x, out, nhwc_logical)
+    if not (_is_i8(x) and _is_i8(out)):
+        _fail(Error.InvalidArgument, f"{fn}: input and output must be int8")
+    if not _is_i8(w):
+        _fail(Error.InvalidArgument, f"{fn}: weight must be int8")
+    if bias is not None and bias.scalar_type != INT:
+        _fail(Error.InvalidArgument, f"{fn}: bias must be int32 if provided")
+    if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2:
+        _fail(Error.InvalidArgument, f"{fn}: {length_message}")
+
+
 def _check_activation_layout(fn: str, x: RtTensor, out: RtTensor, nhwc_logical: bool) -> None:
     if nhwc_logical:
         if not (_contiguous(x) and _contiguous(out)):
@@ -690,15 +703,8 @@ def _conv2d_impl(ctx, args, nhwc_logical: bool):
     scratch = _t(args[12], "scratch")
     if len(x.sizes) != 4 or len(w.sizes) != 4 or len(out.sizes) != 4:
         _fail(Error.InvalidArgument, f"{fn}: tensors must be 4-D")
-    _check_activation_layout(fn, x, out, nhwc_logical)
-    if not (_is_i8(x) and _is_i8(out)):
-        _fail(Error.InvalidArgument, f"{fn}: input and output must be int8")
-    if not _is_i8(w):
-        _fail(Error.InvalidArgument, f"{fn}: weight must be int8")
-    if bias is not None and bias.scalar_type != INT:
-        _fail(Error.InvalidArgument, f"{fn}: bias must be int32 if provided")
-    if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2:
-        _fail(Error.InvalidArgument, f"{fn}: stride, padding, and dilation must have length 2")
+    _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical,
+                         "stride, padding, and dilation must have length 2")
     n, h, wd, c = _nhwc_sizes(x, nhwc_logical)
     _, oh, ow, o = _nhwc_sizes(out, nhwc_logical)
     if mt.numel != o or st.numel != o or (mt.sizes and mt.sizes[0] != o) or (st.sizes and st.sizes[0] != o):
@@ -781,15 +787,8 @@ def _depthwise_impl(ctx, args, nhwc_logical: bool):
     _, oh, ow, o = _nhwc_sizes(out, nhwc_logical)
     if w.sizes[3] != o:
         _fail(Error.InvalidArgument, f"{fn}: weight out_ch ({w.sizes[3]}) != out_ch ({o})")
-    _check_activation_layout(fn, x, out, nhwc_logical)
-    if not (_is_i8(x) and _is_i8(out)):
-        _fail(Error.InvalidArgument, f"{fn}: input and output must be int8")
-    if not _is_i8(w):
-        _fail(Error.InvalidArgument, f"{fn}: weight must be int8")
-    if bias is not None and bias.scalar_type != INT:
-        _fail(Error.InvalidArgument, f"{fn}: bias must be int32 if provided")
-    if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2:
-        _fail(Error.InvalidArgument, f"{fn}: stride/padding/dilation must have length 2")
+    _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical,
+                         "stride/padding/dilation must have length 2")
     if o != c * mult:
         _fail(Error.InvalidArgument, f"{fn}: out_ch ({o}) != in_ch ({c}) * depth_mult ({mult})")
     if mt.numel != o or st.numel != o:

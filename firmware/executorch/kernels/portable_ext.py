@@ -22,18 +22,7 @@ import numpy as np
 from ..error import Error, RuntimeFailure
 from ..method import RtTensor
 from ._util import out_tensor, tensor, write_out
-
-
-def _arr(ctx, v, what="self") -> np.ndarray:
-    return tensor(v, what).array(ctx.bus)
-
-
-def _scalar(v, default=None):
-    if v is None:
-        return default
-    if isinstance(v, (bool, int, float)):
-        return v
-    raise RuntimeFailure(Error.InvalidArgument, f"expected a scalar, got {type(v).__name__}")
+from .portable import _arr, _scalar
 
 
 def _fdt(out: RtTensor):
