@@ -71,8 +71,19 @@ class CmsdkUart(Device):
         if not self.ctrl & CTRL_TX_EN:
             self.guest_error(f"{self.name}: write to DATA while the transmitter is disabled (CTRL.TX_EN=0); {len(data)} bytes dropped")
             return
-        for b in data:
-            self._transmit(b)
+        if self.unbuffered or (self.shutdown_on_eot and EOT in data):
+            for b in data:  # byte by byte: the simulation may stop in the middle
+                self._transmit(b)
+            return
+        # a burst without EOT: the same result as byte-by-byte transmission, buffered up to the last newline
+        self.transmitted += len(data)
+        self._line += data
+        if 0x0A in data or len(self._line) >= 4096:
+            cut = self._line.rfind(b"\n") + 1 or len(self._line)
+            rest = bytes(self._line[cut:])
+            del self._line[cut:]
+            self._emit()
+            self._line += rest
 
     def _transmit(self, byte: int) -> None:
         self.transmitted += 1

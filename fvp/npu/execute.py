@@ -279,6 +279,44 @@ def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     return rec
 
 
+# Streams that decoded cleanly to STOP, by content: (operations, commands, end offset). Decoding is a pure
+# function of the words; a program's streams are decoded once and replayed by every later inference.
+_DECODED: dict = {}
+_DECODED_MAX = 64
+
+
+def _remember(key, ops: list, op_counts: list, end: int) -> None:
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.pop(next(iter(_DECODED)))
+    _DECODED[key] = (ops, op_counts[-1], end, op_counts)
+
+
+def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
+    """Execute the operations of a stream decoded before (same words): same order, same faults, and the same
+    command count and stream offset at a fault as the first run reports."""
+    ops, count, end, op_counts = decoded
+    records: list[OpRecord] = []
+    op = None
+    k = 0
+    try:
+        for k, op in enumerate(ops):
+            if op.kind == "DMA":
+                records.append(_run_dma(ctx, op))
+            elif op.is_kernel_op:
+                records.append(_run_kernel_op(ctx, op))
+            else:
+                records.append(OpRecord(op))
+    except NpuFault as f:
+        if f.offset is None or f.offset < 0:
+            f.offset = op.offset
+        return StreamResult(records, False, f, op_counts[k], op.offset + 4)
+    except Exception as e:  # noqa: BLE001 - as in execute_stream
+        f = NpuFault("internal_error", f"NPU model error at 0x{op.offset:x}: {type(e).__name__}: {e}", offset=op.offset)
+        f.__cause__ = e
+        return StreamResult(records, False, f, op_counts[k], op.offset + 4)
+    return StreamResult(records, True, None, count, end)
+
+
 def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, engine="fast", weight_cache=None,
                    max_commands: int | None = None) -> StreamResult:
     """Execute the register command stream ``words`` (uint32; no COP1 header) until ``NPU_OP_STOP``.
@@ -290,9 +328,14 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     """
     arch = get_arch(arch)
     ctx = _Ctx(arch, base_pointers, memory, shram, _get_engine(engine), weight_cache)
+    w = as_words(words)
+    key = (arch.name, w.tobytes())
+    decoded = _DECODED.get(key)
+    if decoded is not None and (max_commands is None or decoded[1] <= max_commands):
+        return _execute_decoded(ctx, decoded)
     state = RegisterState(arch)
     records: list[OpRecord] = []
-    w = as_words(words)
+    op_counts: list[int] = []  # commands executed when each operation ran
     n = len(w)
     i = 0
     count = 0
@@ -310,8 +353,10 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
                 continue
             op = build_operation(state, cmd, arch)
             kind = op.kind
+            op_counts.append(count)
             if kind == "STOP":
                 records.append(OpRecord(op))
+                _remember(key, [r.op for r in records], op_counts, i * 4)
                 return StreamResult(records, True, None, count, i * 4)
             if kind == "DMA":
                 records.append(_run_dma(ctx, op))

@@ -209,6 +209,9 @@ class TimingModel:
         self.params = {k: float(params.get(k, 0) or 0) for k in PARAM_NAMES}
         self.ports = self._ports()
         self._qport = None  # the port the running stream's commands come through
+        # what the results depend on besides the stream: equal signatures give equal timings
+        self.signature = (arch.name, repr(system_config), repr(memory_mode), enabled,
+                          tuple(sorted(self.params.items())))
 
     # ------------------------------------------------------------------ configuration
     def _ports(self) -> list:

@@ -125,6 +125,22 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
             out[i, j] = y
 
 
+@njit
+def requantize_kernel(value, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
+    """The common output stage in one branch-free pass: ``y = ((v * m + R) >> s) + zp`` clamped to [lo, hi].
+
+    Only for values and parameters where int64 cannot overflow: ``|v| < 2**30``, ``s <= 62``, rounding NATURAL or
+    DBL (``rnd`` = 2**(s-1), ``rnd_dbl`` = the DBL correction 2**30 for s > 31, added with the sign of v).
+    """
+    n, c = value.shape
+    for i in range(n):
+        for j in range(c):
+            v = value[i, j]
+            sign = np.int64(1) - np.int64(2) * np.int64(v < 0)
+            y = ((v * mult[j] + rnd[j] + sign * rnd_dbl[j]) >> shift[j]) + zp
+            out[i, j] = min(max(y, lo), hi)
+
+
 def _lut_table(op, lut):
     """(kind, int64 table, signed index) for the output-stage kernel."""
     act = op.activation
@@ -158,6 +174,18 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     kind, tab, lut_signed = _lut_table(op, lut)
     out = np.empty_like(v2)
     ofm = op.ofm
+    mode = op.ofm_round_mode
+    if kind == 0 and mode in (0, 2) and v2.size and s.max(initial=0) <= 62 and s.min(initial=0) >= 0:
+        vmax = max(int(v2.max()), -int(v2.min()))
+        lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
+        hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
+        if vmax < (1 << 30) and lo <= hi:
+            # the common case (int32 accumulators, NATURAL/DBL): one branch-free pass
+            rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
+            rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
+            # clamping to [lo, hi] then saturating to the OFM type is one clamp to the intersection
+            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi), out)
+            return out.reshape(shape)
     output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(ofm.zero_point), rng is not None,
                         np.int64(rng[0] if rng else 0), np.int64(rng[1] if rng else 0), kind, tab, lut_signed,
                         np.int64(ofm.min_value), np.int64(ofm.max_value), out)
