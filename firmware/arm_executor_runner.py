@@ -134,13 +134,13 @@ class Runner:
             magic = head[4:8].decode("latin-1")
             log.info(self.profile["pte_line"].format(addr=boot.model_address, magic=magic,
                                                      first=chr(head[0]) if head else "", size=boot.model_size))
-            ok = self.runner_init(image)
-            self.after_init(ok)
+            self.runner_init(image)
+            self.after_init()
         except _Abort as e:
             bus.abort(str(e))
         return 0
 
-    def runner_init(self, image: np.ndarray) -> bool:
+    def runner_init(self, image: np.ndarray) -> None:
         bus, boot, msgs, prof = self.bus, self.boot, self.msgs, self.profile
         self.bundle = None
         prog_off, prog_size = 0, boot.model_size
@@ -232,8 +232,6 @@ class Runner:
             self.print_tensors("Input", [self.method.values[i] for i in plan.inputs])
         log.info(msgs["input_prepared"])
         self.executor_base = used()
-        self.used = used
-        return True
 
     # ------------------------------------------------------------------ inputs
     def prepare_input_tensors(self) -> None:
@@ -297,7 +295,7 @@ class Runner:
                 self.method.set_input_bytes(i, v.data(self.bundle.buffer))
 
     # ------------------------------------------------------------------ run
-    def after_init(self, ok: bool) -> None:
+    def after_init(self) -> None:
         prof, msgs = self.profile, self.msgs
         model_ok = self.run_model()
         for step in prof["after_run"]:
