@@ -54,3 +54,20 @@ class KernelHarness:
         self.bus = FakeBus(bus_size)
         self.values = []
         self.ctx = KernelContext(SimpleNamespace(bus=self.bus, values=self.values), None)
+
+    def tensor(self, arr=None, shape=None, dtype=None, dim_order=None):
+        """A tensor in the fake memory: ``arr``'s data, or an empty one of ``shape`` and ``dtype`` (float32)."""
+        import numpy as np
+
+        from firmware.executorch.method import RtTensor
+        from firmware.executorch.program import SCALAR_TYPES
+
+        arr = None if arr is None else np.ascontiguousarray(arr)
+        shape = arr.shape if arr is not None else shape
+        dt = np.dtype(arr.dtype if arr is not None else (dtype or np.float32))
+        scalar_type = next(k for k, (_, _, d) in sorted(SCALAR_TYPES.items()) if d == dt)
+        t = RtTensor(scalar_type, shape, dim_order, None)
+        t.address = self.bus.alloc(max(t.nbytes, 1))
+        if arr is not None:
+            t.array(self.bus)[...] = arr
+        return t

@@ -11,25 +11,12 @@ import numpy as np
 import pytest
 
 from firmware.executorch.kernels import KERNELS
-from firmware.executorch.method import RtTensor
 from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "kernels_ext" / "refs.npz")
-_TYPES = {np.dtype(np.float32): 6, np.dtype(np.float64): 7, np.dtype(np.int64): 4, np.dtype(np.int32): 3,
-          np.dtype(np.int8): 1, np.dtype(np.bool_): 11}
 
 
 class Harness(KernelHarness):
-    def tensor(self, arr=None, shape=None, dtype=np.float32):
-        arr = None if arr is None else np.ascontiguousarray(arr)
-        shape = arr.shape if arr is not None else shape
-        dt = np.dtype(arr.dtype if arr is not None else dtype)
-        t = RtTensor(_TYPES[dt], shape, None, None)
-        t.address = self.bus.alloc(max(t.nbytes, 1))
-        if arr is not None:
-            t.array(self.bus)[...] = arr
-        return t
-
     def like(self, want):
         return self.tensor(shape=want.shape, dtype=want.dtype)
 

@@ -10,25 +10,12 @@ import numpy as np
 import pytest
 
 from firmware.executorch.kernels import KERNELS
-from firmware.executorch.method import RtTensor
 from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "kernels_nn" / "refs.npz")
-FLOAT, LONG, INT = 6, 4, 3
-_TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): LONG, np.dtype(np.int32): INT}
 
 
 class Harness(KernelHarness):
-    def tensor(self, arr=None, shape=None, dtype=np.float32, dim_order=None):
-        arr = None if arr is None else np.ascontiguousarray(arr)
-        shape = arr.shape if arr is not None else shape
-        dt = np.dtype(arr.dtype if arr is not None else dtype)
-        t = RtTensor(_TYPES[dt], shape, dim_order, None)
-        t.address = self.bus.alloc(max(t.nbytes, 1))
-        if arr is not None:
-            t.array(self.bus)[...] = arr
-        return t
-
     def ints(self, values):
         idx = []
         for v in values:

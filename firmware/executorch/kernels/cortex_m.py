@@ -602,8 +602,9 @@ def _nhwc_sizes(t: RtTensor, nhwc_logical: bool) -> tuple[int, int, int, int]:
     return (s[0], s[1], s[2], s[3]) if nhwc_logical else (s[0], s[2], s[3], s[1])
 
 
-def _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical, length_message):
-    """The argument checks the C++ convolution kernels share (their own messages kept)."""
+def _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical, length_message=None):
+    """The argument checks the C++ convolution kernels share (their own messages kept; no length check when
+    ``length_message`` is None, as in the transposed convolution)."""
     _check_activation_layout(fn, x, out, nhwc_logical)
     if not (_is_i8(x) and _is_i8(out)):
         _fail(Error.InvalidArgument, f"{fn}: input and output must be int8")
@@ -611,7 +612,7 @@ def _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_lo
         _fail(Error.InvalidArgument, f"{fn}: weight must be int8")
     if bias is not None and bias.scalar_type != INT:
         _fail(Error.InvalidArgument, f"{fn}: bias must be int32 if provided")
-    if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2:
+    if length_message is not None and (len(stride) != 2 or len(padding) != 2 or len(dilation) != 2):
         _fail(Error.InvalidArgument, f"{fn}: {length_message}")
 
 
@@ -892,13 +893,7 @@ def _transpose_conv_impl(ctx, args, nhwc_logical: bool):
     scratch, out_scratch = _t(args[13], "scratch"), _t(args[14], "output_scratch")
     if len(x.sizes) != 4 or len(w.sizes) != 4 or len(out.sizes) != 4:
         _fail(Error.InvalidArgument, f"{fn}: tensors must be 4-D")
-    _check_activation_layout(fn, x, out, nhwc_logical)
-    if not (_is_i8(x) and _is_i8(out)):
-        _fail(Error.InvalidArgument, f"{fn}: input and output must be int8")
-    if not _is_i8(w):
-        _fail(Error.InvalidArgument, f"{fn}: weight must be int8")
-    if bias is not None and bias.scalar_type != INT:
-        _fail(Error.InvalidArgument, f"{fn}: bias must be int32 if provided")
+    _check_conv_operands(fn, x, w, out, bias, None, None, None, nhwc_logical)
     n, h, wd, c = _nhwc_sizes(x, nhwc_logical)
     _, oh, ow, o = _nhwc_sizes(out, nhwc_logical)
     if mt.numel != o or st.numel != o:
