@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cfg = sub.add_parser("config", help="print the resolved board (after extends: and -C overrides)")
     _add_board_options(cfg)
+    cfg.add_argument("--all", action="store_true",
+                     help="include every Vela system config and memory mode, not only the selected ones")
     return parser
 
 
@@ -206,9 +208,31 @@ def cmd_config(args) -> int:
 
     spec = _load(args)
     raw = {k: v for k, v in spec.raw.items() if not k.startswith("_")}
+    order = ["board", "memory", "devices", "cpu", "npu", "firmware", "simulation", "system_configs", "memory_modes"]
+    raw = {k: raw[k] for k in order if k in raw} | {k: v for k, v in raw.items() if k not in order}
+    if not args.all and spec.npu is not None:  # the selected system config and memory mode, not Vela's whole table
+        raw["system_configs"] = {k: v for k, v in raw.get("system_configs", {}).items()
+                                 if k == spec.npu.system_config.name}
+        raw["memory_modes"] = {k: v for k, v in raw.get("memory_modes", {}).items() if k == spec.npu.memory_mode.name}
     print(f"# board: {spec.name} ({', '.join(spec.files)})")
-    print(yaml.safe_dump(raw, sort_keys=False, default_flow_style=False).rstrip())
+    print(yaml.safe_dump(_readable(raw), sort_keys=False, default_flow_style=False).rstrip())
     return 0
+
+
+def _readable(node, key=""):
+    """Addresses in hex and sizes with units, as a board file writes them."""
+    from .units import format_size
+
+    if isinstance(node, dict):
+        return {k: _readable(v, k) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_readable(v) for v in node]
+    if isinstance(node, int) and not isinstance(node, bool):
+        if key in ("base", "secure_base", "address"):
+            return f"0x{node:08x}"
+        if key in ("size", "arena_cache_size"):
+            return format_size(node)
+    return node
 
 
 def cmd_compare(args) -> int:

@@ -185,3 +185,15 @@ def test_every_board_runs_the_embedded_program():
 def test_binary_file_as_board():
     rc, out, err = run_fvp("run", "-c", "tests/data/corpus/add_q.pte")
     assert rc == 2 and "not a YAML board file" in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_config_prints_a_board_that_loads_again(tmp_path):
+    rc, out, err = run_fvp("config", "--target", "ethos-u65-256", "-C", "firmware.allocator=minimal")
+    assert rc == 0, err
+    assert "base: '0x48102000'" in out and "size: 384KiB" in out
+    assert "Ethos_U65_High_End:" in out and "Ethos_U55_Deep_Embedded" not in out  # only the selected tables
+    p = tmp_path / "resolved.yaml"
+    p.write_text(out)
+    again = load_board(str(p))
+    assert again.npu.variant == "ethos-u65-256" and again.firmware.allocator == "minimal"
+    assert again.firmware.pools["fast_scratch"].size == 384 * 1024
