@@ -10,7 +10,8 @@ The memory allocator is a separate piece chosen by name (``firmware.allocator``)
 between runtime versions (struct sizes, accounting, log strings, step order) comes from the runtime profile
 (``firmware.runtime``). Entry point: ``main(bus, boot_info)``; ``check_config`` validates the firmware
 section of the board; ``default_image`` is the program baked into this "ELF" (the tutorial's ``x + x`` on
-``int32[5]``), used when no model is given.
+``int32[5]``, compiled by ExecuTorch's ``aot_arm_compiler --delegate`` for the board's NPU), used when no model
+is given.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from .executorch.profiles import DEFAULT_PROFILE, PROFILES, TUTORIAL_PROFILE, ge
 from .executorch.program import load_program
 from .hal import BootInfo
 
-EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "addint_u55.pte"
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+# The tutorial's program as compiled for the Ethos-U55-128 (the default board; the tutorial log's figures);
+# the other NPU configurations have the same model compiled for them in ``models/addint_<variant>.pte``.
 EMBEDDED_NAME = "addint_u55.pte"
 
 _OPTIONS = {
@@ -47,9 +50,14 @@ _OPTIONS = {
 }
 
 
-def default_image() -> tuple[bytes, str]:
-    """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``."""
-    return EMBEDDED_MODEL.read_bytes(), EMBEDDED_NAME
+def default_image(variant: str | None = None) -> tuple[bytes, str]:
+    """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``, built
+    for ``variant`` (an NPU configuration such as ``ethos-u55-256``) like ``run.sh --target`` builds the runner
+    for its target; the Ethos-U55-128 build when the variant has none (or there is no NPU)."""
+    name = f"addint_{variant}.pte" if variant else EMBEDDED_NAME
+    if not (MODELS_DIR / name).is_file():
+        name = EMBEDDED_NAME
+    return (MODELS_DIR / name).read_bytes(), name
 
 
 def check_config(boot: dict) -> list[str]:

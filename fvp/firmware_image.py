@@ -1,7 +1,8 @@
 """The firmware image named in the board YAML, loaded by name (the FVP's ``-a app.axf``).
 
 ``fvp`` never imports ``firmware`` statically: the entry ``module:function`` comes from the board, and the
-module may also provide ``default_image()`` (the program baked into the image, used when no model is given)
+module may also provide ``default_image(variant)`` (the program baked into the image for the board's NPU
+configuration, used when no model is given)
 and ``check_config(boot_info)`` (problems with its own configuration).
 """
 
@@ -26,4 +27,4 @@ def default_image(spec) -> tuple[bytes, str]:
     fn = getattr(mod, "default_image", None)
     if fn is None:
         raise ConfigError(f"firmware.entry: {spec.firmware.entry!r} has no built-in program; give a MODEL")
-    return fn()
+    return fn(spec.npu.variant if spec.npu is not None else None)
