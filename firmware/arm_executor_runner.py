@@ -50,6 +50,19 @@ _OPTIONS = {
 }
 
 
+_VALUE_TYPES = {"None": 0, "Tensor": 1, "Int": 2, "Bool": 3, "Double": 4}
+
+
+def _strides(sizes, dim_order) -> tuple:
+    """``dim_order_to_stride``: element strides of a dense tensor laid out in ``dim_order``."""
+    strides = [0] * len(sizes)
+    step = 1
+    for d in reversed(tuple(dim_order)):
+        strides[d] = step
+        step *= sizes[d]
+    return tuple(strides)
+
+
 def default_image(variant: str | None = None) -> tuple[bytes, str]:
     """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``, built
     for ``variant`` (an NPU configuration such as ``ethos-u55-256``) like ``run.sh --target`` builds the runner
@@ -259,7 +272,7 @@ class Runner:
                 if addr is None:
                     raise RuntimeFailure(Error.MemoryAllocationFailed, "input buffer")
             if i < len(files):
-                data = self.read_input_file(i, files[i])
+                data = self.read_input_file(i, files[i], t)
                 if len(data) != t.nbytes:
                     log.error(self.msgs["input_size_mismatch"].format(got=len(data), want=t.nbytes))
                     raise RuntimeFailure(Error.InvalidArgument, "input size")
@@ -273,7 +286,10 @@ class Runner:
             bus.work("memset_byte", t.nbytes)
             m.inputs_set[i] = True
 
-    def read_input_file(self, index: int, path: str) -> bytes:
+    def read_input_file(self, index: int, path: str, tensor: RtTensor) -> bytes:
+        """Input ``index`` from a host file: raw bytes in the tensor's memory order (what the semihosting
+        runner reads), or a ``.npy`` array (this simulator's convenience) of the tensor's dtype, in logical
+        shape, laid out in the tensor's dim order."""
         log.info(self.msgs["reading_input"].format(index=index, path=path))
         data = self.bus.host_read_file(path)
         if data is None:
@@ -281,10 +297,17 @@ class Runner:
             raise RuntimeFailure(Error.AccessFailed, f"cannot read {path}")
         if path.endswith(".npy"):
             try:
-                data = np.load(io.BytesIO(data), allow_pickle=False).tobytes()
+                arr = np.load(io.BytesIO(data), allow_pickle=False)
             except ValueError as e:
                 log.error(f"{path}: not a valid .npy file: {e}")
                 raise RuntimeFailure(Error.InvalidArgument, "npy") from None
+            if tensor.dtype is not None and arr.dtype != tensor.dtype:
+                log.error(f"{path}: array of {arr.dtype} but input {index} is a {tensor.type_name} tensor "
+                          f"({np.dtype(tensor.dtype).name})")
+                raise RuntimeFailure(Error.InvalidArgument, "npy dtype")
+            if arr.shape == tuple(tensor.sizes):
+                arr = arr.transpose(tensor.dim_order)
+            data = np.ascontiguousarray(arr).tobytes()
         return data
 
     def load_bundled_input(self, case: int) -> None:
@@ -300,6 +323,11 @@ class Runner:
                 t = self.method.input_tensor(i)
                 if t is None or t.scalar_type != v.scalar_type or t.numel != v.numel:
                     raise RuntimeFailure(Error.InvalidArgument, f"bundled input {i} does not match the method's input")
+                if len(v.sizes) > 1 and tuple(v.dim_order) != t.dim_order:
+                    self.bus.host_note(
+                        f"bundled input {i} is stored in dim order {list(v.dim_order)} but the method's input "
+                        f"tensor has dim order {list(t.dim_order)}; set_input copies the bytes as they are (as "
+                        f"ExecuTorch does), so the program reads the data permuted")
                 self.method.set_input_bytes(i, v.data(self.bundle.buffer))
 
     # ------------------------------------------------------------------ run
@@ -386,41 +414,18 @@ class Runner:
             log.printf("".join(lines))
 
     def verify_result(self) -> bool:
+        """The BundleIO check of test case 0, as the runner does it: ``compute_method_output_error_stats``
+        then ``verify_method_outputs`` (both compare the data in memory order)."""
         msgs = self.msgs
-        suite = self.bundle.test_suite(self.method_name)
-        expected = suite.test_cases[0].expected_outputs
+        expected = self.bundle.test_suite(self.method_name).test_cases[0].expected_outputs
         outs = self.method.output_values()
-        ok = len(expected) == len(outs)
-        abs_errs, rel_errs = [], []
+        self.log_error_stats(expected, outs)
+        ok = len(expected) >= len(outs)
         for e, o in zip(expected, outs):
-            if e.kind != "Tensor" or not isinstance(o, RtTensor):
-                continue
-            exp = e.array(self.bundle.buffer)
-            got = o.array(self.bus)
-            if exp.shape != got.shape and exp.size == got.size:
-                exp = exp.reshape(got.shape)
-            if exp.shape != got.shape:
-                ok = False
-                continue
-            a = got.astype(np.float64)
-            x = exp.astype(np.float64)
-            with np.errstate(invalid="ignore"):
-                diff = np.abs(a - x)
-                both_nan = np.isnan(a) & np.isnan(x)
-                same_inf = np.isinf(a) & np.isinf(x) & (np.sign(a) == np.sign(x))
-                close = (diff <= self.atol + np.abs(self.rtol * x)) | both_nan | same_inf
-            ok = ok and bool(close.all())
-            d = np.where(both_nan | same_inf, 0.0, diff)
-            abs_errs.append(d.reshape(-1))
-            rel_errs.append((d / np.maximum(np.maximum(np.abs(a), np.abs(x)), 1e-8)).reshape(-1))
-        if abs_errs:
-            ae = np.concatenate(abs_errs)
-            re = np.concatenate(rel_errs)
-            log.info(msgs["error_stats"].format(index=0))
-            log.info(msgs["mean_abs"].format(v=float(ae.mean()) if ae.size else 0.0))
-            log.info(msgs["max_abs"].format(v=float(ae.max()) if ae.size else 0.0))
-            log.info(msgs["mean_rel"].format(v=float(re.mean()) if re.size else 0.0))
-            log.info(msgs["max_rel"].format(v=float(re.max()) if re.size else 0.0))
+            if not ok:
+                break
+            # verify_method_outputs supports tensors only (any other expected value: NotSupported)
+            ok = e.kind == "Tensor" and isinstance(o, RtTensor) and self.tensors_are_close(e, o)
         if ok:
             log.info(msgs["bundle_match"])
             log.info(msgs["bundle_pass"].format(index=0))
@@ -429,6 +434,78 @@ class Runner:
             log.error(msgs["bundle_fail"].format(index=0))
             log.error(msgs["bundle_failed_status"].format(status=int(Error.NotFound)))
         return ok
+
+    def tensors_are_close(self, e, o: RtTensor) -> bool:
+        """bundled_program.cpp ``tensors_are_close``: same dtype and sizes, the same strides (an ``ET_CHECK``:
+        a bundled tensor in another dim order than the output aborts the run), then floats within
+        ``atol + |rtol * output|`` element by element in memory order, any other dtype byte for byte."""
+        if e.scalar_type != o.scalar_type or tuple(e.sizes) != tuple(o.sizes):
+            return False
+        self.check(_strides(e.sizes, e.dim_order) == _strides(o.sizes, o.dim_order),
+                   "ArrayRef<executorch::aten::StridesType>(strides, bundled_tensor.dim()) == "
+                   "method_output_tensor.strides()",
+                   "The two inputs of `tensors_are_close` function shall have same strides")
+        exp = np.frombuffer(e.data(self.bundle.buffer), dtype=np.uint8)
+        got = o.raw(self.bus)
+        if o.type_name not in ("Float", "Double", "Half"):
+            return bool(np.array_equal(exp, got))
+        b = got.view(o.dtype).astype(np.float64)
+        a = exp.view(o.dtype).astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if self.rtol == 0 and self.atol == 0:
+                close = a == b
+            else:
+                err = np.abs(a - b)
+                close = np.isfinite(err) & (err <= self.atol + np.abs(self.rtol * b))
+            close |= np.isnan(a) & np.isnan(b)
+            close |= ~np.isfinite(a) & ~np.isfinite(b) & ((a > 0) == (b > 0))
+        return bool(close.all())
+
+    def log_error_stats(self, expected, outs) -> None:
+        """bundled_program.cpp ``compute_method_output_error_stats``: mean/max absolute and relative error
+        over every output element in memory order. Like the C++ it reads each tensor's data as ``float``
+        (``data_ptr<float>()``, whatever the dtype): ``numel`` floats from the start of the data."""
+        msgs = self.msgs
+        status, abs_errs, rel_errs = Error.Ok, [], []
+        if not expected:
+            log.error("No bundled expected outputs, so we can't verify the method outputs.")
+            status = Error.InvalidArgument
+        for e, o in zip(expected, outs):
+            if e.kind != "Tensor":
+                log.error(f"Data type {_VALUE_TYPES.get(e.kind, 0)} not supported")
+                status = Error.NotSupported
+                break
+            if not isinstance(o, RtTensor) or o.numel != e.numel:
+                log.error("Tensor size mismatch")
+                status = Error.InvalidArgument
+                break
+            x = self._as_floats(np.frombuffer(self.bundle.buffer, dtype=np.uint8), e.data_offset, e.numel)
+            a = self._as_floats(None, o.address, o.numel)
+            d = np.abs(a - x)
+            abs_errs.append(d)
+            rel_errs.append(d / np.maximum(np.maximum(np.abs(a), np.abs(x)), 1e-8))
+        if status != Error.Ok:
+            log.info(msgs["error_stats_failed"].format(index=0, status=int(status)))
+            return
+        ae = np.concatenate(abs_errs) if abs_errs else np.zeros(0)
+        re = np.concatenate(rel_errs) if rel_errs else np.zeros(0)
+        log.info(msgs["error_stats"].format(index=0))
+        log.info(msgs["mean_abs"].format(v=float(ae.mean()) if ae.size else 0.0))
+        log.info(msgs["max_abs"].format(v=float(ae.max()) if ae.size else 0.0))
+        log.info(msgs["mean_rel"].format(v=float(re.mean()) if re.size else 0.0))
+        log.info(msgs["max_rel"].format(v=float(re.max()) if re.size else 0.0))
+
+    def _as_floats(self, buf, offset: int, n: int) -> np.ndarray:
+        """``n`` float32 values read from ``buf[offset:]`` (or simulated memory at ``offset`` when ``buf`` is
+        None), as float64; bytes past the end of ``buf`` read as zero."""
+        if buf is None:
+            raw = np.frombuffer(self.bus.read(offset, 4 * n), dtype=np.uint8)
+        else:
+            raw = np.zeros(4 * n, dtype=np.uint8)
+            chunk = buf[offset:offset + 4 * n]
+            raw[:chunk.size] = chunk
+        with np.errstate(invalid="ignore", over="ignore"):
+            return raw.view(np.float32).astype(np.float64)
 
     # ------------------------------------------------------------------ statistics
     def log_mem_status(self) -> None:

@@ -10,6 +10,7 @@ matching ``Protocol`` on its side; neither package imports the other.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -28,6 +29,7 @@ class BusPort:
         self._cpu = cpu
         self._nvic = nvic
         self._guest_log = guest_log or (lambda msg: None)
+        self._notes: set[str] = set()
         self.cmdline = list(cmdline or [])
         self._host_cwd = host_cwd or os.getcwd()
         self._mmio = cpu.cost_of("mmio")
@@ -167,3 +169,10 @@ class BusPort:
         """The firmware misused the hardware: a warning by default, a failure in strict mode (the platform's
         policy, see ``Platform._guest_error``)."""
         self._guest_log(message)
+
+    def host_note(self, message: str) -> None:
+        """A remark of the simulator to its user about what the firmware was given (on stderr, once per
+        message; never part of the guest's UART output, which stays what the real image prints)."""
+        if message not in self._notes:
+            self._notes.add(message)
+            print(f"fvp: note: {message}", file=sys.stderr)
