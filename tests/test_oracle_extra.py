@@ -82,7 +82,7 @@ def weight_cache():
 def test_oracle_extra_fixtures_present():
     assert len(NAMES) >= 20
     total = sum(f.stat().st_size for f in EXTRA.rglob("*") if f.is_file())
-    assert total < 3_500_000
+    assert total < 4_500_000
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -127,9 +127,13 @@ def test_program_end_to_end(name, tmp_path):
     tol = ["-C", f"firmware.options.atol={max(0.01, 2 * worst):g}"] if worst > 0.005 else []
     rc, out, err = run_fvp("run", bpte, *_board_args(meta), "-C", "firmware.options.log_outputs=false", *tol,
                            "-o", base)
-    assert "TEST: BundleIO index[0] Test_result: PASS" in out, out[-3000:] + err
-    assert rc == 0
-    assert not [line for line in out.splitlines() if line.startswith(("E ", "F "))]
+    if meta.get("bundle_check_fails"):
+        # the toolchain's program disagrees with PyTorch (the reason is in meta.json): the runner must say so
+        assert "TEST: BundleIO index[0] Test_result: FAIL" in out and rc == 1, out[-3000:] + err
+    else:
+        assert "TEST: BundleIO index[0] Test_result: PASS" in out, out[-3000:] + err
+        assert rc == 0
+        assert not [line for line in out.splitlines() if line.startswith(("E ", "F "))]
     if meta.get("cpu_kernels_via_torch"):
         return  # float CPU kernels the oracle approximated: the NPU calls above are the bit-exact check
     j = 0

@@ -227,3 +227,30 @@ def test_batch_norm_legit_variants():
         with pytest.raises(RuntimeFailure) as e:
             h.call(op, head + extra + [out, o1, o2, out, o1, o2])
         assert e.value.code == Error.InvalidArgument
+
+
+def test_bitwise_shifts_and_scalar_bitwise_ops():
+    """``bitwise_{left,right}_shift`` (Tensor and Tensor_Scalar) and ``bitwise_{and,or,xor}.Scalar_out``, which
+    ExecuTorch's portable library has and programs leave on the CPU (e.g. ``torch.bitwise_left_shift(x, 3)``
+    next to delegated int32 ops): C shifts in the common type, int8 shifted as int and narrowed back."""
+    h = Harness()
+    a = np.array([[-5000, 7, -1, 2 ** 30, 123456]], np.int32)
+    s = np.array([[3, 0, 31, 2, 9]], np.int32)
+    x, sx = h.tensor(a), h.tensor(s)
+    for op, other, exp in (
+        ("aten::bitwise_left_shift.Tensor_out", sx, (a.astype(np.int64) << s) & 0xFFFFFFFF),
+        ("aten::bitwise_right_shift.Tensor_out", sx, a >> s),
+        ("aten::bitwise_left_shift.Tensor_Scalar_out", 3, (a.astype(np.int64) << 3) & 0xFFFFFFFF),
+        ("aten::bitwise_right_shift.Tensor_Scalar_out", 3, a >> 3),
+        ("aten::bitwise_and.Scalar_out", 0xFF, a & 0xFF),
+        ("aten::bitwise_or.Scalar_out", 5, a | 5),
+        ("aten::bitwise_xor.Scalar_out", -1, ~a),
+    ):
+        out = h.tensor(shape=a.shape, dtype=np.int32)
+        h.call(op, [x, other, out, out])
+        np.testing.assert_array_equal(out.array(h.bus), np.asarray(exp).astype(np.uint32).view(np.int32)
+                                      if "left" in op else exp, err_msg=op)
+    i8 = h.tensor(np.array([100, -100, 3], np.int8))
+    out = h.tensor(shape=(3,), dtype=np.int8)
+    h.call("aten::bitwise_left_shift.Tensor_Scalar_out", [i8, 2, out, out])
+    np.testing.assert_array_equal(out.array(h.bus), np.array([400, -400, 12]).astype(np.int8))

@@ -254,6 +254,32 @@ def bitwise_not(ctx, args):
     return _store(ctx, out, np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "bitwise_not")
 
 
+def _shift(name, left: bool):
+    """``bitwise_{left,right}_shift.Tensor_out`` / ``.Tensor_Scalar_out`` (pattern/bitwise_op.h):
+    ``static_cast<T>(a << b)`` / ``(a >> b)`` in the common integer type ``T`` (arithmetic right shift; types
+    narrower than int are shifted as int). Out-of-range amounts are undefined in C++: the Cortex-M register shift
+    (the amount's low byte; 32 or more gives 0, or the sign for a right shift) is what the runtime does."""
+    def kernel(ctx, args):
+        out = out_tensor(args)
+        a = _val(ctx, args[0])
+        b = _val(ctx, args[1])
+        dt = np.dtype(_common(a, b))
+        if dt.kind not in "iub":
+            raise RuntimeFailure(Error.InvalidArgument, f"{name}: integer or bool operands expected")
+        x = a.astype(dt, copy=False).astype(np.int64)
+        amt = b.astype(dt, copy=False).astype(np.int64) & 0xFF
+        width = 64 if dt.itemsize == 8 else 32
+        sh = np.minimum(amt, width - 1)
+        if left:
+            r = np.where(amt >= width, 0, np.left_shift(x, sh))
+            if width == 32:
+                r = ((r + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+        else:
+            r = np.where(amt >= width, np.where(x < 0, -1, 0), np.right_shift(x, sh))
+        return _store(ctx, out, r.astype(dt), name)
+    return kernel
+
+
 def where(ctx, args):
     """``where.self_out(condition, self, other)``."""
     out = out_tensor(args)
@@ -773,6 +799,13 @@ PORTABLE_EXT_KERNELS = {
     "aten::bitwise_and.Tensor_out": _compare("bitwise_and", np.bitwise_and),
     "aten::bitwise_or.Tensor_out": _compare("bitwise_or", np.bitwise_or),
     "aten::bitwise_xor.Tensor_out": _compare("bitwise_xor", np.bitwise_xor),
+    "aten::bitwise_and.Scalar_out": _compare("bitwise_and", np.bitwise_and),
+    "aten::bitwise_or.Scalar_out": _compare("bitwise_or", np.bitwise_or),
+    "aten::bitwise_xor.Scalar_out": _compare("bitwise_xor", np.bitwise_xor),
+    "aten::bitwise_left_shift.Tensor_out": _shift("bitwise_left_shift", left=True),
+    "aten::bitwise_left_shift.Tensor_Scalar_out": _shift("bitwise_left_shift", left=True),
+    "aten::bitwise_right_shift.Tensor_out": _shift("bitwise_right_shift", left=False),
+    "aten::bitwise_right_shift.Tensor_Scalar_out": _shift("bitwise_right_shift", left=False),
     "aten::where.self_out": where,
     "aten::masked_fill.Scalar_out": masked_fill,
     # reductions
