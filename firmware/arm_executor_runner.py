@@ -63,6 +63,12 @@ def _strides(sizes, dim_order) -> tuple:
     return tuple(strides)
 
 
+def _running_max(values: np.ndarray) -> float:
+    """``m = std::max(m, v)`` from 0 over ``values``: a NaN never replaces the running maximum."""
+    finite = values[~np.isnan(values)]
+    return float(max(0.0, finite.max())) if finite.size else 0.0
+
+
 def default_image(variant: str | None = None) -> tuple[bytes, str]:
     """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``, built
     for ``variant`` (an NPU configuration such as ``ethos-u55-256``) like ``run.sh --target`` builds the runner
@@ -449,14 +455,16 @@ class Runner:
         got = o.raw(self.bus)
         if o.type_name not in ("Float", "Double", "Half"):
             return bool(np.array_equal(exp, got))
-        b = got.view(o.dtype).astype(np.float64)
-        a = exp.view(o.dtype).astype(np.float64)
+        # data_is_close<float> subtracts in float; the half and double variants in double
+        work = np.float32 if o.type_name == "Float" else np.float64
+        b = got.view(o.dtype).astype(work)
+        a = exp.view(o.dtype).astype(work)
         with np.errstate(invalid="ignore", over="ignore"):
             if self.rtol == 0 and self.atol == 0:
                 close = a == b
             else:
-                err = np.abs(a - b)
-                close = np.isfinite(err) & (err <= self.atol + np.abs(self.rtol * b))
+                err = np.abs(a - b).astype(np.float64)
+                close = np.isfinite(err) & (err <= self.atol + np.abs(self.rtol * b.astype(np.float64)))
             close |= np.isnan(a) & np.isnan(b)
             close |= ~np.isfinite(a) & ~np.isfinite(b) & ((a > 0) == (b > 0))
         return bool(close.all())
@@ -481,9 +489,11 @@ class Runner:
                 break
             x = self._as_floats(np.frombuffer(self.bundle.buffer, dtype=np.uint8), e.data_offset, e.numel)
             a = self._as_floats(None, o.address, o.numel)
-            d = np.abs(a - x)
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = np.abs(a - x).astype(np.float64)                # float subtraction, then double
+                divider = np.maximum(np.maximum(np.abs(a), np.abs(x)).astype(np.float64), 1e-8)
             abs_errs.append(d)
-            rel_errs.append(d / np.maximum(np.maximum(np.abs(a), np.abs(x)), 1e-8))
+            rel_errs.append(d / divider)
         if status != Error.Ok:
             log.info(msgs["error_stats_failed"].format(index=0, status=int(status)))
             return
@@ -491,21 +501,20 @@ class Runner:
         re = np.concatenate(rel_errs) if rel_errs else np.zeros(0)
         log.info(msgs["error_stats"].format(index=0))
         log.info(msgs["mean_abs"].format(v=float(ae.mean()) if ae.size else 0.0))
-        log.info(msgs["max_abs"].format(v=float(ae.max()) if ae.size else 0.0))
+        log.info(msgs["max_abs"].format(v=_running_max(ae)))
         log.info(msgs["mean_rel"].format(v=float(re.mean()) if re.size else 0.0))
-        log.info(msgs["max_rel"].format(v=float(re.max()) if re.size else 0.0))
+        log.info(msgs["max_rel"].format(v=_running_max(re)))
 
     def _as_floats(self, buf, offset: int, n: int) -> np.ndarray:
         """``n`` float32 values read from ``buf[offset:]`` (or simulated memory at ``offset`` when ``buf`` is
-        None), as float64; bytes past the end of ``buf`` read as zero."""
+        None); bytes past the end of ``buf`` read as zero."""
         if buf is None:
             raw = np.frombuffer(self.bus.read(offset, 4 * n), dtype=np.uint8)
         else:
             raw = np.zeros(4 * n, dtype=np.uint8)
             chunk = buf[offset:offset + 4 * n]
             raw[:chunk.size] = chunk
-        with np.errstate(invalid="ignore", over="ignore"):
-            return raw.view(np.float32).astype(np.float64)
+        return raw.view(np.float32)
 
     # ------------------------------------------------------------------ statistics
     def log_mem_status(self) -> None:
