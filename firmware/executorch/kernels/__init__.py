@@ -8,10 +8,11 @@ Kernels report their work as ``kernel.<short name>`` x elements to the CPU cost 
 from .cortex_m import CORTEX_M_KERNELS
 from .portable import PORTABLE_KERNELS
 from .portable_ext import PORTABLE_EXT_KERNELS
+from .portable_more import PORTABLE_MORE_KERNELS
 from .portable_nn import PORTABLE_NN_KERNELS
 from .quantized import QUANTIZED_KERNELS
 
-KERNELS = {**PORTABLE_EXT_KERNELS, **PORTABLE_NN_KERNELS, **PORTABLE_KERNELS, **QUANTIZED_KERNELS,
-           **CORTEX_M_KERNELS}
+KERNELS = {**PORTABLE_MORE_KERNELS, **PORTABLE_EXT_KERNELS, **PORTABLE_NN_KERNELS, **PORTABLE_KERNELS,
+           **QUANTIZED_KERNELS, **CORTEX_M_KERNELS}
 
 __all__ = ["KERNELS"]
