@@ -393,3 +393,16 @@ def test_32bit_ofm_not_clamped_by_activation_and_shift_only(engine):
     b = np.array([1 << 30], np.int64).reshape(1, 1, 1)
     got = engine.run_kernel_op(op, a, b)[0, 0].tolist()
     assert got == [300 << 19, -1000 << 19]  # multiplier ignored, no [-32768, 32767] clamp
+
+
+def test_gemm_weights_are_converted_once_per_decoded_array():
+    """Stripes of one split operation share their decoded weights: the GEMM operand is reused for the same
+    array object, never for another array (even an equal one), and stays read-only."""
+    w = np.arange(2 * 3 * 3 * 4, dtype=np.int32).reshape(2, 3, 3, 4) - 30
+    a = fast._gemm_weights(w, np.float32)
+    assert fast._gemm_weights(w, np.float32) is a
+    assert a.shape == (36, 2) and np.array_equal(a, w.reshape(2, -1).T) and not a.flags.writeable
+    other = w.copy()
+    b = fast._gemm_weights(other, np.float32)
+    assert b is not a and np.array_equal(a, b)
+    assert fast._gemm_weights(w, np.float64).dtype == np.float64

@@ -12,6 +12,8 @@ Every public function has the reference engine's signature; the tests compare th
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from . import reference as ref
@@ -20,6 +22,7 @@ from ._jit import njit
 EXACT_F64 = 2 ** 53
 EXACT_F32 = 2 ** 24
 MIN_F32_CHUNK = 64  # below this many reduction elements per float32 GEMM, use float64
+GEMM_WEIGHT_CACHE_BYTES = 128 << 20  # GEMM forms of recently used decoded weights kept at most
 SAT = np.int64(1) << np.int64(62)
 
 
@@ -261,6 +264,28 @@ def _im2col(P, op, dtype):
     return cols.reshape(oh * ow, kh * kw * c)
 
 
+_gemm_weights_cache: OrderedDict = OrderedDict()  # (id(weights), dtype) -> (weights, K x O matrix)
+
+
+def _gemm_weights(weights: np.ndarray, dtype) -> np.ndarray:
+    """``weights`` (O, KH, KW, I) as the K x O right-hand GEMM operand in ``dtype``. Vela splits a large
+    operation into stripes that all use one weight stream, whose decoded array (from the weight cache) is then
+    the same object: it is converted once, not once per stripe. A small LRU, bounded in bytes."""
+    key = (id(weights), np.dtype(dtype).str)
+    hit = _gemm_weights_cache.get(key)
+    if hit is not None and hit[0] is weights:
+        _gemm_weights_cache.move_to_end(key)
+        return hit[1]
+    wm = np.ascontiguousarray(weights.reshape(weights.shape[0], -1).T, dtype=dtype)
+    wm.flags.writeable = False
+    _gemm_weights_cache[key] = (weights, wm)
+    total = sum(w.nbytes + m.nbytes for w, m in _gemm_weights_cache.values())
+    while len(_gemm_weights_cache) > 1 and total > GEMM_WEIGHT_CACHE_BYTES:
+        w, m = _gemm_weights_cache.popitem(last=False)[1]
+        total -= w.nbytes + m.nbytes
+    return wm
+
+
 def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     """CONV accumulators, exact.
 
@@ -279,7 +304,7 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     if chunk >= min(K, MIN_F32_CHUNK):
         P = padded_ifm(ifm, op, dtype=np.float32)
         cols = _im2col(P, op, np.float32)
-        wm = np.ascontiguousarray(weights.reshape(O, K).T, dtype=np.float32)
+        wm = _gemm_weights(weights, np.float32)
         if chunk >= K:
             acc = (cols @ wm).astype(np.int64)
         else:
@@ -290,7 +315,7 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     if K * prod < EXACT_F64:
         P = padded_ifm(ifm, op, dtype=np.float64)
         cols = _im2col(P, op, np.float64)
-        wm = np.ascontiguousarray(weights.reshape(O, K).T, dtype=np.float64)
+        wm = _gemm_weights(weights, np.float64)
         acc = (cols @ wm).astype(np.int64)
         return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
     P = padded_ifm(ifm, op)
