@@ -264,25 +264,47 @@ def _im2col(P, op, dtype):
     return cols.reshape(oh * ow, kh * kw * c)
 
 
-_gemm_weights_cache: OrderedDict = OrderedDict()  # (id(weights), dtype) -> (weights, K x O matrix)
+_gemm_weights_cache: OrderedDict = OrderedDict()  # id(weights) -> (weights, {"amax": int, dtype: K x O matrix})
+_gemm_weights_bytes = [0]  # running total of the cache's arrays
+
+
+def _weights_entry(weights: np.ndarray) -> dict:
+    """What the GEMM path derives from a decoded weight array, computed once per array. Vela splits a large
+    operation into stripes that all use one weight stream, whose decoded array (from the weight cache) is then
+    the same object: its largest magnitude and its K x O operand are not recomputed per stripe. A small LRU,
+    bounded in bytes; an entry is used only for the very array object it was made from."""
+    hit = _gemm_weights_cache.get(id(weights))
+    if hit is not None and hit[0] is weights:
+        _gemm_weights_cache.move_to_end(id(weights))
+        return hit[1]
+    entry = {"amax": _abs_max(weights, 0)}
+    _gemm_weights_cache[id(weights)] = (weights, entry)
+    _gemm_weights_bytes[0] += weights.nbytes
+    _evict()
+    return entry
+
+
+def _entry_bytes(weights: np.ndarray, entry: dict) -> int:
+    return weights.nbytes + sum(m.nbytes for m in entry.values() if isinstance(m, np.ndarray))
+
+
+def _evict() -> None:
+    """Drop the least recently used entries beyond ``GEMM_WEIGHT_CACHE_BYTES`` (the newest always stays)."""
+    while len(_gemm_weights_cache) > 1 and _gemm_weights_bytes[0] > GEMM_WEIGHT_CACHE_BYTES:
+        _gemm_weights_bytes[0] -= _entry_bytes(*_gemm_weights_cache.popitem(last=False)[1])
 
 
 def _gemm_weights(weights: np.ndarray, dtype) -> np.ndarray:
-    """``weights`` (O, KH, KW, I) as the K x O right-hand GEMM operand in ``dtype``. Vela splits a large
-    operation into stripes that all use one weight stream, whose decoded array (from the weight cache) is then
-    the same object: it is converted once, not once per stripe. A small LRU, bounded in bytes."""
-    key = (id(weights), np.dtype(dtype).str)
-    hit = _gemm_weights_cache.get(key)
-    if hit is not None and hit[0] is weights:
-        _gemm_weights_cache.move_to_end(key)
-        return hit[1]
-    wm = np.ascontiguousarray(weights.reshape(weights.shape[0], -1).T, dtype=dtype)
-    wm.flags.writeable = False
-    _gemm_weights_cache[key] = (weights, wm)
-    total = sum(w.nbytes + m.nbytes for w, m in _gemm_weights_cache.values())
-    while len(_gemm_weights_cache) > 1 and total > GEMM_WEIGHT_CACHE_BYTES:
-        w, m = _gemm_weights_cache.popitem(last=False)[1]
-        total -= w.nbytes + m.nbytes
+    """``weights`` (O, KH, KW, I) as the K x O right-hand GEMM operand in ``dtype`` (read-only, cached)."""
+    entry = _weights_entry(weights)
+    key = np.dtype(dtype).str
+    wm = entry.get(key)
+    if wm is None:
+        wm = np.ascontiguousarray(weights.reshape(weights.shape[0], -1).T, dtype=dtype)
+        wm.flags.writeable = False
+        entry[key] = wm
+        _gemm_weights_bytes[0] += wm.nbytes
+        _evict()
     return wm
 
 
@@ -298,7 +320,7 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     O, KH, KW, I = weights.shape
     K = KH * KW * I
     amax = _abs_max(ifm, op.ifm.zero_point)
-    wmax = _abs_max(weights, 0)
+    wmax = _weights_entry(weights)["amax"]
     prod = max(amax * wmax, 1)
     chunk = (EXACT_F32 - 1) // prod
     if chunk >= min(K, MIN_F32_CHUNK):
