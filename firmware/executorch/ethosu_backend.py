@@ -62,6 +62,11 @@ class EthosUBackend:
         scratch = method.mm.temp_allocator.allocate(vela.scratch_size, method.profile["scratch_alignment"])
         if scratch is None:
             log.error(msgs["ethosu_scratch_failed"].format(size=vela.scratch_size))
+            mib = -(-vela.scratch_size // (1 << 20))
+            bus.host_note(f"this program's Ethos-U scratch needs {vela.scratch_size} bytes of the temp pool: give it "
+                          f"a larger one, e.g. -C firmware.pools.temp.size={mib}MiB, and -C "
+                          f"firmware.pools.temp.region=DDR if its region is too small (ExecuTorch's CMake does the "
+                          f"same with ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE and ETHOSU_ARENA)")
             raise RuntimeFailure(Error.MemoryAllocationFailed, "scratch")
         n_in = len(vela.inputs)
         if len(args) < n_in + len(vela.outputs):

@@ -173,3 +173,12 @@ def test_bundled_memory_figures_match_the_computed_sequence(model, planned, load
     assert rc == 0
     assert (_stat(out, "method_allocator_planned"), _stat(out, "method_allocator_loaded"),
             _stat(out, "method_allocator_input")) == (planned, loaded, 0)
+
+
+def test_scratch_larger_than_the_temp_pool_fails_with_a_hint():
+    rc, out, err = run_fvp("run", CORPUS / "mobilenet_v1_025_u55-128.bpte", "-C", "firmware.pools.temp.size=4KiB",
+                           "-C", "firmware.options.log_outputs=false")
+    assert rc == 1
+    assert "Failed to allocate scratch buffer of " in out and "CALL_DELEGATE execute failed" in out
+    assert "fvp: note: this program's Ethos-U scratch needs " in err
+    assert "-C firmware.pools.temp.size=1MiB" in err and "Traceback" not in out + err
