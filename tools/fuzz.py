@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import io
 import json
 import random
@@ -76,17 +77,19 @@ def run_program(image: bytes, overrides=()) -> Outcome:
     """Run one program image through the whole platform in this process."""
     spec = board() if not overrides else load_board(None, ["firmware.options.log_outputs=false", *overrides])
     out = io.StringIO()
+    notes = io.StringIO()  # the simulator's `fvp: note:` lines (stderr)
     uart = io.BytesIO()
     t = time.monotonic()
     try:
         p = Platform(spec, model=image, model_name="fuzz", args={}, out=out, quiet_guest=True,
                      time_limit=CASE_WALL_LIMIT_S, console=uart)
-        r = p.run()
+        with contextlib.redirect_stderr(notes):
+            r = p.run()
     except (ConfigError, FvpError) as e:
         return Outcome("clean_failure", type(e).__name__ + ": " + str(e).splitlines()[0][:100], time.monotonic() - t)
     except Exception as e:  # noqa: BLE001 - this is what the fuzzer looks for
         return Outcome("crash", f"{type(e).__name__}: {e}", time.monotonic() - t)
-    text = uart.getvalue().decode("utf-8", "replace") + "\n" + out.getvalue()
+    text = uart.getvalue().decode("utf-8", "replace") + "\n" + out.getvalue() + notes.getvalue()
     return _classify_run(r, text, time.monotonic() - t)
 
 
