@@ -42,6 +42,9 @@ class FakeBus:
     def work(self, kind, amount=1.0):
         self.work_done[kind] = self.work_done.get(kind, 0) + amount
 
+    def cpu_cycles(self):
+        return int(sum(self.work_done.values()))
+
 
 class KernelHarness:
     """A fake bus, a value list and a ``KernelContext`` over them: enough to call a CPU kernel directly."""

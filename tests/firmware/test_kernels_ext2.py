@@ -361,6 +361,13 @@ def test_repeat_interleave_and_dropout():
     o, m = run(h, "aten::native_dropout.out", [h.tensor(x), 0.5, True],
                [h.tensor(shape=x.shape), h.tensor(shape=x.shape, dtype=np.bool_)])
     np.testing.assert_array_equal(o, np.where(m, x, 0))   # kept values are not rescaled
+    # reproducible: the mask depends only on the simulated machine's state (its CPU cycle count)
+    masks = []
+    for _ in range(2):
+        h2 = Harness()
+        masks.append(run(h2, "aten::native_dropout.out", [h2.tensor(f32(8, 8)), 0.5, True],
+                         [h2.tensor(shape=(8, 8)), h2.tensor(shape=(8, 8), dtype=np.bool_)])[1])
+    np.testing.assert_array_equal(masks[0], masks[1])
     fails(h, "aten::native_dropout.out", [h.tensor(x), 1.5, False],
           [h.tensor(shape=x.shape), h.tensor(shape=x.shape, dtype=np.bool_)])
 

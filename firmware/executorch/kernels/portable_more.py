@@ -725,8 +725,9 @@ def repeat_interleave(ctx, args):
 
 def native_dropout(ctx, args):
     """``native_dropout.out(input, p, train?, out0, out1)``: with ``train`` false (or ``p == 0``) a copy and an
-    all-true mask. Training mode (``train`` true or None) draws a random mask (``u >= p``), as the C++ does
-    from std::random_device; kept values are not rescaled."""
+    all-true mask. Training mode (``train`` true or None) draws a random mask (``u >= p``) as the C++ does (from
+    std::random_device there; here from a generator seeded with the simulated CPU cycle count, so that a run is
+    reproducible); kept values are not rescaled."""
     t = tensor(args[0], "input")
     out, mask = tensor(args[3], "out"), tensor(args[4], "mask")
     p = float(args[1])
@@ -737,7 +738,7 @@ def native_dropout(ctx, args):
     x = t.array(ctx.bus)
     if (train is None or bool(train)) and p != 0:
         _check(_is_float(t), "native_dropout: training mode needs a float input")
-        keep = np.random.default_rng().random(x.shape) >= p
+        keep = np.random.default_rng(ctx.bus.cpu_cycles()).random(x.shape) >= p
         _emit(ctx, mask, keep, "dropout")
         _emit(ctx, out, np.where(keep, x, np.zeros((), x.dtype)), "dropout")
     else:
