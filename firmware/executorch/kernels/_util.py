@@ -1,4 +1,4 @@
-"""Helpers shared by the CPU kernels: argument checks and output writes."""
+"""Helpers shared by the CPU kernels: argument checks, output writes, 32-bit integer wrap-around."""
 
 from __future__ import annotations
 
@@ -26,3 +26,9 @@ def write_out(ctx, out: RtTensor, values: np.ndarray, kernel: str) -> None:
     dst = out.array(ctx.bus)
     dst[...] = values.reshape(dst.shape).astype(dst.dtype, copy=False)
     ctx.bus.work(f"kernel.{kernel}", out.numel)
+
+
+def wrap32(x):
+    """Two's complement 32-bit wrap of an integer array (or int), as int64."""
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)

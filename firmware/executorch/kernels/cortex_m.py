@@ -52,7 +52,7 @@ import numpy as np
 from .. import log
 from ..error import Error, RuntimeFailure
 from ..method import RtTensor
-from ._util import out_tensor, tensor
+from ._util import out_tensor, tensor, wrap32
 
 I32_MIN = -(1 << 31)
 I32_MAX = (1 << 31) - 1
@@ -71,12 +71,6 @@ class _CmsisStatus(Exception):
 
 
 # ------------------------------------------------------------------------------------------------ arithmetic
-def wrap32(x):
-    """Two's complement 32-bit wrap of an integer array (or int), as int64."""
-    x = np.asarray(x, dtype=np.int64)
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
 def doubling_high_mult(a, b):
     """``arm_nn_doubling_high_mult`` / VQRDMULH: ``(a * b + 2^30) >> 31`` (floor), saturating INT32_MIN^2."""
     a = np.asarray(a, dtype=np.int64)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..error import Error, RuntimeFailure
-from ._util import out_tensor, tensor, write_out
+from ._util import out_tensor, tensor, wrap32, write_out
 
 
 def _params(args):
@@ -39,10 +39,6 @@ _MAGIC_FLOAT = 12582912.0   # 1.5 * 2**23
 _MAGIC_INT = 0x4B400000     # its float32 bit pattern
 
 
-def _wrap32(v: np.ndarray) -> np.ndarray:
-    return ((v.astype(np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
 def _f32_to_i32_sat(v: np.ndarray) -> np.ndarray:
     """VCVT.S32.F32 of integral float values: saturating, NaN -> 0."""
     v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=2.0 ** 31, neginf=-(2.0 ** 31))
@@ -52,7 +48,7 @@ def _f32_to_i32_sat(v: np.ndarray) -> np.ndarray:
 def _quantize_scalar_cortex_m(x: np.ndarray, inv: np.float32, zp: int, qmin: int, qmax: int) -> np.ndarray:
     """``quantize_val``: ``zp + (int32)nearbyint(inv * x)`` (float32 product), int32 add, clamp."""
     r = np.rint((x * inv).astype(np.float32))
-    return np.clip(_wrap32(_f32_to_i32_sat(r) + zp), qmin, qmax)
+    return np.clip(wrap32(_f32_to_i32_sat(r) + zp), qmin, qmax)
 
 
 def _quantize_helium(x: np.ndarray, inv: np.float32, zp: int, qmin: int, qmax: int, bits: int) -> np.ndarray:
@@ -65,7 +61,7 @@ def _quantize_helium(x: np.ndarray, inv: np.float32, zp: int, qmin: int, qmax: i
     if big.any():
         # |p| > 2**22: magic + p is exact in float64, so one rounding to float32 is the FMA's
         f = (np.float64(_MAGIC_FLOAT) + p[big]).astype(np.float32)
-        v[big] = _wrap32(f.view(np.int32).astype(np.int64) - (_MAGIC_INT - zp))
+        v[big] = wrap32(f.view(np.int32).astype(np.int64) - (_MAGIC_INT - zp))
     if bits == 8:
         v = ((v + (1 << 15)) & 0xFFFF) - (1 << 15)          # vmovnb: int32 -> int16, no saturation
     return np.clip(v, qmin, qmax)
