@@ -74,3 +74,22 @@ class KernelHarness:
         if arr is not None:
             t.array(self.bus)[...] = arr
         return t
+
+    def ints(self, values):
+        """An ``IntList`` argument: the integers appended to the value list, by index."""
+        idx = []
+        for v in values:
+            self.values.append(int(v))
+            idx.append(len(self.values) - 1)
+        return ("IntList", idx)
+
+    def tlist(self, tensors, kind="TensorList"):
+        """A ``TensorList`` (or ``OptionalTensorList``: None entries are index -1) argument."""
+        idx = []
+        for t in tensors:
+            if t is None:
+                idx.append(-1)
+            else:
+                self.values.append(t)
+                idx.append(len(self.values) - 1)
+        return (kind, idx)

@@ -18,29 +18,16 @@ from firmware.executorch import log
 from firmware.executorch.error import Error, RuntimeFailure
 from firmware.executorch.kernels import KERNELS
 from firmware.executorch.kernels import cortex_m as cm
-from firmware.executorch.method import RtTensor
 from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "cortex_m" / "refs.npz")
 CASES = sorted(k[:-4] for k in REFS.files if k.endswith("__op"))
-TYPES = {np.dtype(np.int8): 1, np.dtype(np.int16): 2, np.dtype(np.int32): 3, np.dtype(np.float32): 6}
 CL = (0, 2, 3, 1)
 
 
 class Harness(KernelHarness):
     def tensor(self, arr, channels_last=False, dtype=None):
-        arr = np.asarray(arr, dtype=dtype)
-        t = RtTensor(TYPES[arr.dtype], arr.shape, CL if channels_last else None, None)
-        t.address = self.bus.alloc(max(t.nbytes, 1))
-        t.array(self.bus)[...] = arr
-        return t
-
-    def ints(self, values):
-        idx = []
-        for v in values:
-            self.values.append(int(v))
-            idx.append(len(self.values) - 1)
-        return ("IntList", idx)
+        return super().tensor(np.asarray(arr, dtype=dtype), dim_order=CL if channels_last else None)
 
     def call(self, op, args, out):
         KERNELS[op](self.ctx, args + [out, out])  # a KernelCall passes out, then the returned tensor

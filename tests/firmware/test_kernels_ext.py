@@ -20,13 +20,6 @@ class Harness(KernelHarness):
     def like(self, want):
         return self.tensor(shape=want.shape, dtype=want.dtype)
 
-    def ints(self, values):
-        idx = []
-        for v in values:
-            self.values.append(int(v))
-            idx.append(len(self.values) - 1)
-        return ("IntList", idx)
-
     def call(self, op, args):
         return KERNELS[op](self.ctx, args)
 

@@ -32,14 +32,7 @@ def fails(h, op, args, outs):
 
 
 def tlist(h, tensors):
-    idx = []
-    for t in tensors:
-        if t is None:
-            idx.append(-1)
-        else:
-            h.values.append(t)
-            idx.append(len(h.values) - 1)
-    return ("OptionalTensorList", idx)
+    return h.tlist(tensors, "OptionalTensorList")
 
 
 # ================================================================================== float elementwise

@@ -16,20 +16,6 @@ REFS = np.load(DATA / "kernels_nn" / "refs.npz")
 
 
 class Harness(KernelHarness):
-    def ints(self, values):
-        idx = []
-        for v in values:
-            self.values.append(int(v))
-            idx.append(len(self.values) - 1)
-        return ("IntList", idx)
-
-    def tlist(self, tensors):
-        idx = []
-        for t in tensors:
-            self.values.append(t)
-            idx.append(len(self.values) - 1)
-        return ("TensorList", idx)
-
     def call(self, op, args):
         return KERNELS[op](self.ctx, args)
 
