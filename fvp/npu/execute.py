@@ -291,6 +291,22 @@ def _remember(key, ops: list, op_counts: list, end: int) -> None:
     _DECODED[key] = (ops, op_counts[-1], end, op_counts)
 
 
+def _run_operation(ctx: _Ctx, op) -> OpRecord:
+    """One decoded operation: a DMA, a kernel operation, or one with nothing to compute (waits, STOP)."""
+    if op.kind == "DMA":
+        return _run_dma(ctx, op)
+    if op.is_kernel_op:
+        return _run_kernel_op(ctx, op)
+    return OpRecord(op)
+
+
+def _internal_fault(e: Exception, offset: int) -> NpuFault:
+    """A simulator bug while executing the command at ``offset``, reported as an NPU fault, never a traceback."""
+    f = NpuFault("internal_error", f"NPU model error at 0x{offset:x}: {type(e).__name__}: {e}", offset=offset)
+    f.__cause__ = e
+    return f
+
+
 def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
     """Execute the operations of a stream decoded before (same words): same order, same faults, and the same
     command count and stream offset at a fault as the first run reports."""
@@ -300,20 +316,13 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
     k = 0
     try:
         for k, op in enumerate(ops):
-            if op.kind == "DMA":
-                records.append(_run_dma(ctx, op))
-            elif op.is_kernel_op:
-                records.append(_run_kernel_op(ctx, op))
-            else:
-                records.append(OpRecord(op))
+            records.append(_run_operation(ctx, op))
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = op.offset
         return StreamResult(records, False, f, op_counts[k], op.offset + 4)
     except Exception as e:  # noqa: BLE001 - as in execute_stream
-        f = NpuFault("internal_error", f"NPU model error at 0x{op.offset:x}: {type(e).__name__}: {e}", offset=op.offset)
-        f.__cause__ = e
-        return StreamResult(records, False, f, op_counts[k], op.offset + 4)
+        return StreamResult(records, False, _internal_fault(e, op.offset), op_counts[k], op.offset + 4)
     return StreamResult(records, True, None, count, end)
 
 
@@ -352,23 +361,15 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
                 state.apply(cmd)
                 continue
             op = build_operation(state, cmd, arch)
-            kind = op.kind
             op_counts.append(count)
-            if kind == "STOP":
+            if op.kind == "STOP":
                 records.append(OpRecord(op))
                 _remember(key, [r.op for r in records], op_counts, i * 4)
                 return StreamResult(records, True, None, count, i * 4)
-            if kind == "DMA":
-                records.append(_run_dma(ctx, op))
-            elif op.is_kernel_op:
-                records.append(_run_kernel_op(ctx, op))
-            else:
-                records.append(OpRecord(op))
+            records.append(_run_operation(ctx, op))
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = off
         return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4)
     except Exception as e:  # noqa: BLE001 - a simulator bug must not escape as a traceback for a bad stream
-        f = NpuFault("internal_error", f"NPU model error at 0x{off:x}: {type(e).__name__}: {e}", offset=off)
-        f.__cause__ = e
-        return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4)
+        return StreamResult(records, False, _internal_fault(e, off), count, i * 4 if i <= n else n * 4)
