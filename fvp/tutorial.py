@@ -342,19 +342,23 @@ class Run:
         if self.cortex_m:
             return self.simulate_cortex_m()
         shown, cmd = self.fvp_command()
-        binary = shown[0]
-        _say(SEP,
-             f"Running {self.pte} for {self.target} run with FVP:{binary} num_macs:{et_build.num_macs(self.target)} "
-             f"timeout:{self.args.timeout:g}",
-             "Note: this is the open fvp simulator standing in for Arm's FVP: cycle-approximate, NPU cycles from "
-             "its timing model, CPU cycles from a cost table.",
-             SEP)
-        res = self._run_logged(shown, cmd)
+        res = self._announce_and_run(shown, cmd, "NPU cycles from its timing model, CPU cycles from a cost table.")
         if res is None:
             return EXIT_USAGE
-        rc, lines = res
-        _say(f"[{self.prog}] Simulation complete, {rc}")
-        return self._check_problems(rc, lines)
+        return self._check_problems(*res)
+
+    def _announce_and_run(self, shown: list[str], cmd: list[str], cycles: str) -> tuple[int, list[str]] | None:
+        """run_fvp.sh's banner, the logged simulator run, then ``Simulation complete, <status>``; None when the
+        simulator cannot be started."""
+        _say(SEP,
+             f"Running {self.pte} for {self.target} run with FVP:{shown[0]} num_macs:{et_build.num_macs(self.target)} "
+             f"timeout:{self.args.timeout:g}",
+             f"Note: this is the open fvp simulator standing in for Arm's FVP: cycle-approximate, {cycles}",
+             SEP)
+        res = self._run_logged(shown, cmd)
+        if res is not None:
+            _say(f"[{self.prog}] Simulation complete, {res[0]}")
+        return res
 
     def _check_problems(self, rc: int, lines: list[str]) -> int:
         """run_fvp.sh's "Checking for problems in log:", with an honest exit status."""
@@ -395,20 +399,12 @@ class Run:
     def simulate_cortex_m(self) -> int:
         """run_fvp.sh's Cortex-M branch: the dummy input file, the semihosting run, then the bundled verdict."""
         shown, cmd = self.cortex_m_command()
-        binary = shown[0]
         bundle = Path(self.pte).resolve()
         (bundle.parent / "fvp_dummy_input.bin").write_bytes(bytes(4))
-        _say(SEP,
-             f"Running {self.pte} for {self.target} run with FVP:{binary} num_macs:{et_build.num_macs(self.target)} "
-             f"timeout:{self.args.timeout:g}",
-             "Note: this is the open fvp simulator standing in for Arm's FVP: cycle-approximate, CPU cycles from a "
-             "cost table (the NPU is unused).",
-             SEP)
-        res = self._run_logged(shown, cmd)
+        res = self._announce_and_run(shown, cmd, "CPU cycles from a cost table (the NPU is unused).")
         if res is None:
             return EXIT_USAGE
         rc, lines = res
-        _say(f"[{self.prog}] Simulation complete, {rc}")
         if any("Test_result: PASS" in ln for ln in lines):
             _say(f"[{self.prog}] Bundled I/O check PASSED for {bundle.name}")
             verdict = EXIT_OK
