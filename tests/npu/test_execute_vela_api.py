@@ -166,7 +166,7 @@ def test_dma_2d_3d_destination_strides(arch):
     dst + p * (LEN * SIZE0 + SKIP1) + r * (LEN + SKIP0).  U55 only has D1 (the mode is ignored)."""
     u65 = arch.startswith("ethos-u65")
     mem = FakeMemory()
-    r0 = mem.add(REGION0_BASE, np.arange(256, dtype=np.uint8))
+    mem.add(REGION0_BASE, np.arange(256, dtype=np.uint8))
     r1 = mem.add_zeros(REGION1_BASE, 4096)
     a = get_arch(arch)
     words = _dma_words(2, 3, 2, 2, 5, u65=u65)

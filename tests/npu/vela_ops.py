@@ -510,7 +510,6 @@ def make_elementwise(rng, arch: str) -> Case:
             if kind != "MUL" and dt == "int16":
                 ofm_s += 14
         op.rescale = (ofm_m, ofm_s)
-    act_lo = act_hi = None
     op.block_config = pick_block(op, acc, rng)
     case.ops = [op]
 
