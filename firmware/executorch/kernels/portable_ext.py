@@ -21,7 +21,9 @@ import numpy as np
 
 from ..error import Error, RuntimeFailure
 from ..method import RtTensor
+from ._util import dim_index as _dim
 from ._util import out_tensor, tensor, write_out
+from ._util import tensor_list as _tensor_list
 from .portable import _arr, _scalar
 
 
@@ -57,13 +59,6 @@ def _common(a: np.ndarray, b: np.ndarray):
     return np.promote_types(a.dtype, b.dtype)
 
 
-def _dim(d: int, ndim: int, what: str) -> int:
-    n = max(ndim, 1)
-    if not -n <= int(d) < n:
-        raise RuntimeFailure(Error.InvalidArgument, f"{what}: dim {d} out of range for {ndim} dimensions")
-    return int(d) % n
-
-
 def _dims(ctx, v, ndim: int, what: str) -> tuple:
     """An optional ``int[]`` of dimensions (None or empty: all)."""
     ds = ctx.int_list(v) if v is not None else []
@@ -80,12 +75,6 @@ def _store(ctx, out: RtTensor, values, kernel: str) -> RtTensor:
         values = np.broadcast_to(values, out.sizes)
     write_out(ctx, out, values, kernel)
     return out
-
-
-def _tensor_list(ctx, v, what: str) -> list:
-    if not (isinstance(v, tuple) and v and v[0] in ("TensorList", "OptionalTensorList")):
-        raise RuntimeFailure(Error.InvalidArgument, f"{what}: expected a tensor list")
-    return [None if i < 0 else tensor(ctx.method.values[i], what) for i in v[1]]
 
 
 # ================================================================================== elementwise

@@ -27,7 +27,9 @@ import numpy as np
 
 from ..error import Error, RuntimeFailure
 from ..method import RtTensor
+from ._util import dim_index as _dim
 from ._util import out_tensor, tensor
+from ._util import tensor_list as _tensor_list
 from .portable import _scalar
 
 _STATIC, _DYNAMIC_BOUND = 0, 1
@@ -54,13 +56,6 @@ def _ftype(dtype) -> type:
 
 def _default_order(t: RtTensor) -> bool:
     return tuple(t.dim_order) == tuple(range(len(t.sizes)))
-
-
-def _dim(d, ndim: int, what: str) -> int:
-    n = max(ndim, 1)
-    d = int(d)
-    _check(-n <= d < n, f"{what}: dim {d} out of range for {ndim} dimensions")
-    return d % n
 
 
 def _dynamism(ctx, out: RtTensor):
@@ -156,12 +151,6 @@ def _can_cast(src, dst) -> bool:
     if s.kind == "f" and d.kind in "iub":
         return False
     return not (s.kind != "b" and d.kind == "b")
-
-
-def _tensor_list(ctx, v, what: str) -> list:
-    if not (isinstance(v, tuple) and v and v[0] in ("TensorList", "OptionalTensorList")):
-        _fail(f"{what}: expected a tensor list")
-    return [None if i < 0 else tensor(ctx.method.values[i], what) for i in v[1]]
 
 
 # ================================================================================== float elementwise

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..error import Error, RuntimeFailure
 from ..method import RtTensor
-from ._util import out_tensor, tensor, write_out
+from ._util import dim_index as _dim
+from ._util import out_tensor, tensor, tensor_list, write_out
 
 
 def _arr(ctx, v, what="self") -> np.ndarray:
@@ -42,20 +43,7 @@ def _ints(ctx, v, n: int | None = None, default=None) -> list[int]:
 
 
 def _tensor_list(ctx, v, what: str) -> list[RtTensor]:
-    if not (isinstance(v, tuple) and v and v[0] == "TensorList"):
-        raise RuntimeFailure(Error.InvalidArgument, f"{what}: expected a tensor list")
-    out = []
-    for i in v[1]:
-        t = ctx.method.values[i]
-        out.append(tensor(t, what))
-    return out
-
-
-def _dim(d: int, ndim: int, what: str) -> int:
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise RuntimeFailure(Error.InvalidArgument, f"{what}: dim {d} out of range for {ndim} dimensions")
-    return d % n
+    return tensor_list(ctx, v, what, kinds=("TensorList",))
 
 
 def _store(ctx, out: RtTensor, values: np.ndarray, kernel: str, work: int) -> None:
