@@ -25,7 +25,7 @@ import numpy as np
 from .drivers.ethosu import EthosUDriver
 from .drivers.uart import Uart
 from .executorch import log
-from .executorch.bundled import is_bundled, load_bundled
+from .executorch.bundled import VALUE_KINDS, is_bundled, load_bundled
 from .executorch.error import Error, RuntimeFailure
 from .executorch.ethosu_backend import EthosUBackend
 from .executorch.kernels import KERNELS
@@ -48,9 +48,6 @@ _OPTIONS = {
     "atol": "absolute tolerance of the BundleIO check (ET_ATOL), a number",
     "rtol": "relative tolerance of the BundleIO check (ET_RTOL), a number",
 }
-
-
-_VALUE_TYPES = {"None": 0, "Tensor": 1, "Int": 2, "Bool": 3, "Double": 4}
 
 
 def _strides(sizes, dim_order) -> tuple:
@@ -480,7 +477,7 @@ class Runner:
             status = Error.InvalidArgument
         for e, o in zip(expected, outs):
             if e.kind != "Tensor":
-                log.error(f"Data type {_VALUE_TYPES.get(e.kind, 0)} not supported")
+                log.error(f"Data type {VALUE_KINDS.index(e.kind)} not supported")
                 status = Error.NotSupported
                 break
             if not isinstance(o, RtTensor) or o.numel != e.numel:
