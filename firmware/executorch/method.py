@@ -5,7 +5,8 @@ order, with the struct sizes of the selected runtime profile (research/executorc
 list (and the ``input_set_`` list), per tensor its sizes/dim-order (dynamic shapes only), strides and
 ``TensorImpl``, per list value its pointer/data arrays (and box), the delegate list, per delegate its compile
 specs and backend ``init``, the chain list, per chain the kernel and argument arrays, per instruction its
-argument pointers, and (PR-era profiles) the kernels' ``TensorMeta``. Tensor data lives in simulated memory:
+argument pointers, and per kernel call its ``TensorMeta`` list (one per argument) and dim orders (from the
+method allocator in PR-era profiles, the temp allocator later). Tensor data lives in simulated memory:
 constants inside the program image, planned tensors in the planned buffers, so every kernel and delegate works
 on views of the machine's RAM.
 """
@@ -186,19 +187,24 @@ class Method:
             self.chains.append(entries)
 
     def _alloc_kernel_meta(self, args: list) -> None:
-        """Kernel resolution needs ``TensorMeta[n]`` plus a dim-order array per tensor argument."""
+        """``Method::resolve_operator``: ``TensorMeta[n_args]``, then a dim-order array per tensor argument.
+
+        The ``TensorMeta`` list has one entry per *argument*, not per tensor argument: the runtime allocates
+        ``allocateList<TensorMeta>(n_args)`` and fills only the first ``count`` entries (the tensors), which it
+        hands to the kernel registry as ``{meta, count}`` (``runtime/executor/method.cpp`` at PR #12353's merge
+        8f3eb3eb51, lines 694-729; the same ``n_args`` in release/1.4). Each tensor argument then gets
+        ``allocateList<DimOrderType>(tensor.dim())`` from the same allocator, one per argument position, so
+        a tensor passed twice (``out`` and the return value) is counted twice.
+        """
         where = self.profile["kernel_meta_allocator"]
         alloc = self.mm.temp_allocator if where == "temp" and self.mm.temp_allocator.size() > 0 else self.mm.method_allocator
-        tensors = [self.values[a] for a in args if isinstance(self.values[a], RtTensor)]
+        self._alloc("TensorMeta", len(args), alloc)
+        for a in args:
+            t = self.values[a]
+            if isinstance(t, RtTensor):
+                self._alloc("DimOrderType", len(t.sizes), alloc)
         if alloc is self.mm.temp_allocator:
-            self._alloc("TensorMeta", len(tensors), alloc)
-            for t in tensors:
-                self._alloc("DimOrderType", len(t.sizes), alloc)
             alloc.reset()
-        else:
-            self._alloc("TensorMeta", len(tensors), alloc)
-            for t in tensors:
-                self._alloc("DimOrderType", len(t.sizes), alloc)
 
     def _make_tensor(self, index: int, t) -> RtTensor:
         if t.is_external:

@@ -182,3 +182,38 @@ def test_scratch_larger_than_the_temp_pool_fails_with_a_hint():
     assert "Failed to allocate scratch buffer of " in out and "CALL_DELEGATE execute failed" in out
     assert "fvp: note: this program's Ethos-U scratch needs " in err
     assert "-C firmware.pools.temp.size=1MiB" in err and "Traceback" not in out + err
+
+
+# The PR #12353 runtime (executorch 8f3eb3eb51) on programs with kernel calls, computed by hand from that
+# commit's runtime/executor/method.cpp with the PR's ArmMemoryAllocator formula (every size below is a
+# multiple of its alignment, so `used` is the plain sum). Cortex-M55 sizes: EValue 24, TensorImpl 32,
+# strides 4/dim, EValue* 4, int64 8, BackendDelegate 24, CompileSpec 12 (7 in these .bpte), ExecutionHandle 4,
+# Chain 16, OpFunction 4, InstructionArgs 8, TensorMeta 12 (int8 dtype + Span{ptr, size_t}), DimOrderType 1.
+# Per KernelCall, Method::resolve_operator allocates TensorMeta[n_args] (every argument, not only tensors;
+# method.cpp:695) and DimOrderType[dim] per tensor argument (method.cpp:707-708); the cortex_m quantize and
+# dequantize calls have 8 arguments of which 3 are tensors (input, out, out again as the return value).
+#  add_u55-128: values 21*24=504; 6 tensors of dim 1: 6*(4+32)=216; delegate 24 + specs 84 + handle 4 = 112;
+#    chain 16 + 4 instr * (4+8) = 64; 3 kernel calls * (8*4 + 8*12 + 3*1) = 393; delegate call 3*4 = 12 -> 1301
+#  softmax_u55-128: values 14*24=336; 4 tensors of dim 2: 4*(8+32)=160; delegate 112; chain 16 + 3*12 = 52;
+#    2 kernel calls * (32 + 96 + 3*2) = 268; delegate call 2*4 = 8 -> 936
+#  mobilenet_v1_025_u55-128: values 336; tensors dims 4,4,2,2: 16+16+8+8 + 4*32 = 176; delegate 112; chain 52;
+#    quantize 32 + 96 + 3*4 = 140, dequantize 32 + 96 + 3*2 = 134; delegate call 8 -> 958
+#  ds_cnn_u55-128: values 40*24=960; 8 tensors (6 of dim 4, 2 of dim 2): 6*16 + 2*8 + 8*32 = 368;
+#    3 IntLists of 2: 3*(8+16) = 72; 2 delegates 48 + 2*(84+4) = 176; chain 16 + 7*12 = 100;
+#    quantize/dequantize on dim 4: 3*140, avg_pool2d (9 args, 3 tensors of dim 4): 36 + 108 + 12 = 156,
+#    dequantize on dim 2: 134; 2 delegate calls 16 -> 2450
+# The executorch-1.5 figures take TensorMeta from the temp allocator and are the same as before this fix.
+@pytest.mark.parametrize("model,planned,loaded_pr12353,loaded_1_5", [
+    ("add_u55-128.bpte", 48, 1301, 856),
+    ("softmax_u55-128.bpte", 32, 936, 640),
+    ("mobilenet_v1_025_u55-128.bpte", 138240, 958, 656),
+    ("ds_cnn_u55-128.bpte", 40000, 2450, 1664),
+])
+def test_kernel_call_memory_figures_match_the_computed_sequence(model, planned, loaded_pr12353, loaded_1_5):
+    for runtime, loaded in (("executorch-pr12353", loaded_pr12353), ("executorch-1.5", loaded_1_5)):
+        rc, out, err = run_fvp("run", CORPUS / model, "-C", f"firmware.runtime={runtime}",
+                               "-C", "firmware.options.log_outputs=false")
+        assert rc == 0, out + err
+        assert (_stat(out, "method_allocator_planned"), _stat(out, "method_allocator_loaded"),
+                _stat(out, "method_allocator_input"), _stat(out, "method_allocator_used")) == \
+            (planned, loaded, 0, planned + loaded), runtime
