@@ -76,10 +76,13 @@ def child_main(argv) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("-C", dest="overrides", action="append", default=[])
     a = ap.parse_args(argv)
-    from .config import load_board
+    from .program_board import resolve
 
-    spec = load_board(a.board, list(a.overrides) + ["devices.uart0.out_file=/dev/null"])
     model = Path(a.model).read_bytes()
+    res = resolve(model, board=a.board, overrides=a.overrides, model_name=Path(a.model).name)
+    for note in res.notes:
+        print(f"fvp: note: {note}", file=sys.stderr)
+    spec = res.load(["devices.uart0.out_file=/dev/null"])
     t0 = time.perf_counter()
     first = _run_once(spec, model, Path(a.model).name)
     first_s = time.perf_counter() - t0

@@ -19,10 +19,6 @@ from .entry import guarded
 from .errors import ConfigError
 from .platform import EXIT_USAGE, Platform
 
-BOARD_HELP = ("board: a name from the config directory (see `fvp boards`) or a path to a YAML file "
-              "(default: %(default)s)")
-
-
 def _add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> None:
     if multiple:
         p.add_argument("-c", "--config", dest="boards", action="append", metavar="BOARD", default=[],
@@ -113,12 +109,6 @@ def _load(args) -> "object":
     return load_board(board, args.overrides)
 
 
-def _error(lines) -> int:
-    for line in lines:
-        print(f"fvp: error: {line}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def _read_model(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -143,22 +133,34 @@ def _parse_data(items) -> list:
     return out
 
 
+def _note(lines) -> None:
+    for line in lines:
+        print(f"fvp: note: {line}", file=sys.stderr)
+
+
 def cmd_run(args) -> int:
-    spec = _load(args)
+    if args.target and args.board is not None:
+        raise ConfigProblems(["use either -c/--config or --target, not both"])
+    model_name = None
+    embedded = False
+    if args.model:
+        from .program_board import resolve
+
+        model = _read_model(args.model)
+        model_name = os.path.basename(args.model)
+        res = resolve(model, board=args.board, target=args.target, overrides=args.overrides, model_name=model_name)
+        spec = res.load()
+        _note(res.notes)
+    else:
+        from .firmware_image import default_image
+
+        spec = _load(args)
+        model, model_name = default_image(spec)
+        embedded = True
     if args.trace:
         from .report import check_trace_path
 
         check_trace_path(args.trace)
-    model_name = None
-    embedded = False
-    if args.model:
-        model = _read_model(args.model)
-        model_name = os.path.basename(args.model)
-    else:
-        from .firmware_image import default_image
-
-        model, model_name = default_image(spec)
-        embedded = True
     run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded}
     platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=_parse_data(args.data),
                         cycle_limit=args.cyclelimit, time_limit=args.timelimit,
@@ -171,20 +173,7 @@ def cmd_run(args) -> int:
             print_profile(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
-    if result.exit_code != 0 and spec.npu is not None:
-        _hint_target(model, args.model or model_name, spec)
     return result.exit_code
-
-
-def _hint_target(model: bytes, name: str, spec) -> None:
-    """After a failed run: say so when the program was compiled for another NPU than the board has."""
-    from .et_build import program_compile_flags
-
-    flags = program_compile_flags(model)
-    target = flags.get("target")
-    if target and target != spec.npu.variant:
-        print(f"fvp: note: {name} was compiled for {target} (Vela --accelerator-config) but the board has "
-              f"{spec.npu.variant}: try --target {target}", file=sys.stderr)
 
 
 def cmd_disasm(args) -> int:

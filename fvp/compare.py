@@ -60,6 +60,8 @@ class BoardRun:
     macs: int = 0
     bound_cycles: dict = field(default_factory=dict)  # what bounds the cycles: compute / a memory / latency
     error: str = ""  # the runner's first error line, if any
+    notes: list = field(default_factory=list)  # where the board and the program's compile specs differ
+    ran: bool = True  # False: not run (the stream cannot run on this board's NPU); the figures are empty
 
     def flat(self) -> dict:
         """One flat row (for CSV)."""
@@ -67,6 +69,7 @@ class BoardRun:
         for k, v in self.pmu.items():
             row[f"pmu_{k}"] = v
         row["pmu_events"] = " ".join(self.pmu_events)
+        row["notes"] = " | ".join(self.notes)
         for mem, d in self.memory_bytes.items():
             row[f"{mem}_read_bytes"] = d.get("read", 0)
             row[f"{mem}_written_bytes"] = d.get("written", 0)
@@ -100,25 +103,27 @@ def split_label(label: str) -> tuple:
 def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit: float | None = None) -> BoardRun:
     """Run ``model`` on the board ``label`` (a board name or YAML path, optionally ``,key=value`` overrides;
     ``target:ethos-u55-256`` picks a target's default board) with the UART captured; never prints."""
-    from .config import board_for_target, load_board
     from .platform import Platform
+    from .program_board import resolve
 
     name, own = split_label(label)
+    board, target = name, None
     if name.startswith("target:"):
-        name = board_for_target(name[len("target:"):])
+        board, target = None, name[len("target:"):]
     elif name == "auto":  # the board the program was compiled for (its Vela compile specs)
-        from .et_build import board_overrides, program_compile_flags
-
-        flags = program_compile_flags(model)
-        if flags.get("target"):
-            name, auto = board_overrides(flags["target"], flags.get("system_config"), flags.get("memory_mode"))
-            own = auto + own
-        else:
-            name = "default"
+        board = None
+    res = resolve(model, board=board, target=target, overrides=list(overrides) + own, model_name=model_name)
+    if res.cannot_run:
+        spec = res.load()
+        npu = spec.npu
+        return BoardRun(label=label, board=spec.name, variant=npu.variant if npu else "",
+                        system_config=npu.system_config.name if npu else "",
+                        memory_mode=npu.memory_mode.name if npu else "", exit_code=1,
+                        result=f"cannot run: {res.cannot_run}", notes=res.notes, ran=False)
     fd, log_path = tempfile.mkstemp(prefix="fvp-compare-", suffix=".log")
     os.close(fd)
     try:
-        spec = load_board(name, list(overrides) + own + [f"devices.uart0.out_file={log_path}"])
+        spec = res.load([f"devices.uart0.out_file={log_path}"])
         platform = Platform(spec, model=model, model_name=model_name, out=io.StringIO(), quiet_guest=True,
                             time_limit=timelimit)
         problems = platform.check_firmware_config()
@@ -164,7 +169,7 @@ def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit
         memory_bytes={m: mem[m] for m in sorted(mem, key=lambda m: (MEMORY_ORDER + (m,)).index(m))},
         cpu_cycles=parsed["cpu_cycles"] if parsed["cpu_cycles"] is not None else result.cpu_cycles,
         memory_stats=parsed["memory_stats"], wall_seconds=round(result.wall_seconds, 3), macs=macs,
-        bound_cycles=bound, error=parsed["error"])
+        bound_cycles=bound, error=parsed["error"], notes=res.notes)
 
 
 # ================================================================================================ output
@@ -227,7 +232,8 @@ def table_rows(runs: list) -> list:
     for k in stats:
         rows.append((k, [r.memory_stats.get(k) for r in runs]))
     rows.append(("wall time (s)", [r.wall_seconds for r in runs]))
-    return rows
+    head = 6 if any(r.error for r in runs) else 5  # board, NPU, system config, memory mode, result (, error)
+    return rows[:head] + [(m, [v if r.ran else None for v, r in zip(vals, runs)]) for m, vals in rows[head:]]
 
 
 def print_table(runs: list, out=None) -> None:
@@ -347,6 +353,9 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
         run.label = label
         runs.append(run)
     name = ", ".join(m[0] for m in models)
+    for run in runs:
+        for note in run.notes:
+            print(f"fvp: note: [{run.label}] {note}", file=sys.stderr)
     out.write(f"{title}\n\n")
     print_table(runs, out)
     if csv_path:

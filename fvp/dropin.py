@@ -233,7 +233,6 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             semi_cwd = _unquote(value)
         else:
             board_params.append(f"{name}={value}")
-    user_keys = {p.partition("=")[0].strip() for p in board_params}
     host_cwd = semi_cwd or os.getcwd()
     if semi_cwd is not None and not os.path.isdir(semi_cwd):
         raise _Usage(f"-C cpu0.semihosting-cwd={semi_cwd}: no such directory")
@@ -284,20 +283,20 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                      "--data model.pte@0x70000000, or -C cpu0.semihosting-cmd_line='executor_runner -m model.pte'")
 
     # the board: base for this binary, then what the program and the ELF say, then the user's -C
-    from .et_build import pool_overrides, program_compile_flags
+    from .program_board import resolve
 
     base = fl["board"]
-    overrides: list[str] = []
-    flags = program_compile_flags(model)
-    notes = []
-    if "npu.memory_mode" not in user_keys and flags.get("memory_mode"):
-        overrides.append(f"npu.memory_mode={flags['memory_mode']}")
-        base_spec = load_board(base)
-        overrides += pool_overrides(flags["memory_mode"], "fast_scratch" in base_spec.firmware.pools)
-        notes.append(f"memory mode {flags['memory_mode']}")
-    if "npu.system_config" not in user_keys and flags.get("system_config"):
-        overrides.append(f"npu.system_config={flags['system_config']}")
-        notes.append(f"system config {flags['system_config']}")
+    res = resolve(model, board=base, overrides=board_params, model_name=model_name, fvp_flavour=flavour)
+    overrides: list[str] = list(res.program_overrides)
+    notes = [f"{what} {res.used[key][0]}" for key, what in (("memory_mode", "memory mode"),
+                                                            ("system_config", "system config"))
+             if key in res.used and res.used[key][1] == "program"]
+    if res.cannot_run:  # the FVP runs it and the driver refuses it: say why up front
+        want = res.program.value("target")
+        print(f"Warning: {model_name} was compiled for {want}; {res.cannot_run} (ethosu.num_macs), the Ethos-U "
+              f"driver refuses it: give -C ethosu.num_macs={want.rsplit('-', 1)[-1]}"
+              + (f" to {FLAVOURS['u65' if want.startswith('ethos-u65') else 'u55']['binary']}"
+                 if want.startswith('ethos-u65') != (flavour == 'u65') else ""), file=sys.stderr)
     spec0 = load_board(base, overrides + board_params, fvp_flavour=flavour)
     links = spec0.firmware.link_regions
     from .elf_image import region_of

@@ -128,25 +128,3 @@ def board_overrides(target: str, system_config: str | None = None, memory_mode: 
     overrides = [f"npu.variant={target}", f"npu.system_config={sc}", f"npu.memory_mode={mm}"]
     overrides += pool_overrides(mm, board_has_pool(board, "fast_scratch"))
     return board, overrides
-
-
-_SPEC_RE = {
-    "target": re.compile(rb"--accelerator-config=([\w-]+)"),
-    "system_config": re.compile(rb"--system-config=(\w+)"),
-    "memory_mode": re.compile(rb"--memory-mode=(\w+)"),
-}
-
-
-def program_compile_flags(image: bytes) -> dict:
-    """Target, system config and memory mode recorded in a program's Ethos-U compile specs (Vela flags).
-
-    A byte search of the ``compile_flags`` compile spec (no parse needed): returns the values found, e.g.
-    ``{"target": "ethos-u55-128", "system_config": "Ethos_U55_High_End_Embedded", "memory_mode": "Shared_Sram"}``;
-    an empty dict for a program without Ethos-U delegates.
-    """
-    out = {}
-    for key, rx in _SPEC_RE.items():
-        m = rx.search(image)
-        if m:
-            out[key] = m.group(1).decode("ascii", "replace")
-    return out

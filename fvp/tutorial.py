@@ -34,6 +34,7 @@ import sys
 from pathlib import Path
 
 from . import et_build, zoo
+from .program_board import program_config
 from .config import ConfigProblems
 from .entry import guarded
 
@@ -172,7 +173,7 @@ class Run:
                 data = f.read()
             if len(data) < 8 or not re.fullmatch(rb"ET\d\d|BP\d\d", data[4:8]):
                 raise _Usage(f"{self.existing}: not an ExecuTorch program (.pte/.bpte identifier missing)")
-            recorded = et_build.program_compile_flags(data)
+            recorded = program_config(data).as_flags()
         self.recorded = recorded
         self.target = a.target or recorded.get("target") or "ethos-u55-128"
         try:

@@ -2,8 +2,8 @@
 """Validate the NPU timing model: our cycles beside Vela's compile-time estimate and published FVP figures.
 
 For every corpus program (``tests/data/corpus/*.bpte`` and the ``.pte`` files that have an Ethos-U delegate)
-this runs the program on the board it was compiled for (the name says which: ``_u55-64``, ``_u55-256``,
-``_u65-256``, ``_u65-512``, ``_sramonly``; the rest are Corstone-300 + U55-128, High_End, Shared_Sram) and
+this runs the program on the board it was compiled for (the NPU, system config and memory mode of its Ethos-U
+compile specs, as ``fvp run`` does) and
 prints our NPU cycles, Vela's estimate summed over the network summaries of the program's compile log
 (``<name>.log``: "NPU cycles", the memory access cycles, "Total cycles"), the ratio, what bounds our cycles,
 and the AXI beats. Then it compares with the published FVP numbers of research/corstone.md section 4 where
@@ -30,14 +30,6 @@ from fvp.compare import run_board  # noqa: E402
 
 FAST = ["add_u55-128.bpte", "mobilenet_v1_025_u55-128.bpte", "mobilenet_v1_025_u55-128_sramonly.bpte",
         "addint_u55.pte"]
-
-BOARDS = [  # name fragment -> board label for fvp.compare.run_board
-    ("u55-64", "target:ethos-u55-64"),
-    ("u55-256", "target:ethos-u55-256"),
-    ("u65-256", "target:ethos-u65-256"),
-    ("u65-512", "target:ethos-u65-512"),
-    ("sramonly", "default,npu.memory_mode=Sram_Only"),
-]
 
 _VELA_KEYS = {
     "NPU cycles": "npu", "SRAM Access cycles": "sram", "DRAM Access cycles": "dram",
@@ -97,13 +89,6 @@ def parse_vela_log(path: Path) -> dict | None:
     return out
 
 
-def board_for(name: str) -> str:
-    for frag, label in BOARDS:
-        if frag in name:
-            return label
-    return "default"
-
-
 def _fmt(n) -> str:
     return "-" if n is None else f"{int(round(n)):,}"
 
@@ -141,7 +126,7 @@ def main(argv=None) -> int:
     results = {}
     skipped = []
     for f in files:
-        label = board_for(f.stem)
+        label = "auto"  # the board of the program's compile specs (fvp/program_board.py)
         try:
             run = run_board(f.read_bytes(), f.name, label)
         except Exception as e:  # a broken program or board: report, keep going

@@ -154,7 +154,8 @@ def test_output_files_and_input_files(tmp_path):
 
 
 def test_program_for_another_npu_fails_in_the_driver_check_with_a_hint():
-    rc, out, err = run_fvp("run", CORPUS / "resnet8_u65-512.bpte", "-C", "firmware.options.log_outputs=false")
+    rc, out, err = run_fvp("run", CORPUS / "resnet8_u65-512.bpte", "--target", "ethos-u55-128",
+                           "-C", "firmware.options.log_outputs=false")
     assert rc == 1
     assert "E: NPU config mismatch: npu.macs_per_cc=7 optimizer.macs_per_cc=9" in out
     assert "compiled for ethos-u65-512" in err and "--target ethos-u65-512" in err

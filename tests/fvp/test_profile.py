@@ -11,18 +11,10 @@ import pytest
 from fvp.compare import run_board
 from testutil import CORPUS, ROOT, run_fvp
 
-BOARDS = {"u55-64": "target:ethos-u55-64", "u55-256": "target:ethos-u55-256", "u65-256": "target:ethos-u65-256",
-          "u65-512": "target:ethos-u65-512", "sramonly": "default,npu.memory_mode=Sram_Only"}
-
-
-def board_for(name):
-    return next((b for k, b in BOARDS.items() if k in name), "default")
-
-
-def run(name, board=None):
+def run(name, board="auto"):
+    """``name`` on ``board`` (default: the board of its compile specs, as ``fvp run`` picks it)."""
     path = CORPUS / name
-    return run_board(path.read_bytes(), name, board or board_for(path.stem),
-                     ["firmware.options.log_outputs=false"])
+    return run_board(path.read_bytes(), name, board, ["firmware.options.log_outputs=false"])
 
 
 PROGRAMS = sorted(p.name for p in CORPUS.glob("*.bpte")) + ["add_q.pte", "addint_u55.pte"]
@@ -108,9 +100,15 @@ def test_compare_boards(tmp_path):
 
 
 def test_compare_reports_a_board_that_cannot_run_the_program():
-    rc, out, err = run_fvp("compare", CORPUS / "add_u55-128.bpte", "--target", "ethos-u55-256")
+    rc, out, err = run_fvp("compare", CORPUS / "add_u55-128.bpte", "-c", "corstone-300-ethos-u55-256",
+                           "-c", "corstone-300-ethos-u55-128")
     assert rc == 1
-    assert "first error line" in out
+    rows = {line.split("  ")[0].strip(): line for line in out.splitlines()}
+    assert "cannot run: a stream for ethos-u55-128 cannot run on ethos-u55-256" in rows["result"]
+    assert rows["result"].rstrip().endswith("PASS")
+    cycles = rows["NPU cycles"].split()
+    assert cycles[2] == "-" and int(cycles[3].replace(",", "")) > 0  # no zeros for the board that cannot run it
+    assert "fvp: note: [corstone-300-ethos-u55-256]" in err and "use --target ethos-u55-128" in err
 
 
 def test_validate_cycles_fast():
