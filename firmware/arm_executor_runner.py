@@ -29,17 +29,20 @@ from .executorch.bundled import VALUE_KINDS, is_bundled, load_bundled
 from .executorch.error import Error, RuntimeFailure
 from .executorch.ethosu_backend import EthosUBackend
 from .executorch.kernels import KERNELS
+from .executorch.kernels.signatures import unboxed
 from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
 from .executorch.method import Method, RtTensor
 from .executorch.perf_monitor import PerfMonitor
 from .executorch.profiles import DEFAULT_PROFILE, PROFILES, TUTORIAL_PROFILE, get_profile
-from .executorch.program import load_program
+from .executorch.program import SCALAR_TYPES, load_program
 from .hal import BootInfo
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 # The tutorial's program as compiled for the Ethos-U55-128 (the default board; the tutorial log's figures);
 # the other NPU configurations have the same model compiled for them in ``models/addint_<variant>.pte``.
 EMBEDDED_NAME = "addint_u55.pte"
+# the kernels as the runtime registers them: behind the unboxing wrappers that check each argument's EValue tag
+RUNTIME_KERNELS = unboxed(KERNELS)
 
 _OPTIONS = {
     "inferences": "number of inferences (ET_NUM_INFERENCES), an integer from 1 to 100000",
@@ -58,6 +61,11 @@ def _strides(sizes, dim_order) -> tuple:
         strides[d] = step
         step *= sizes[d]
     return tuple(strides)
+
+
+def _describe(scalar_type: int, sizes) -> str:
+    """``Float[1, 10]``: a tensor's dtype and sizes, for one-line messages."""
+    return f"{SCALAR_TYPES[scalar_type][0] if scalar_type in SCALAR_TYPES else scalar_type}{list(sizes)}"
 
 
 def _running_max(values: np.ndarray) -> float:
@@ -134,6 +142,7 @@ class Runner:
             self.driver = EthosUDriver(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
                                        fast_memory=self.fast_scratch, console=self.console, hooks=self.perf)
         self.backends = {"EthosUBackend": EthosUBackend(self.driver, self.perf, self.fast_scratch)} if npu else {}
+        self.write_failures: list[str] = []  # output files that could not be written (the run fails at its end)
 
     # ------------------------------------------------------------------ helpers
     def check(self, ok: bool, cond: str, message: str) -> None:
@@ -226,7 +235,8 @@ class Runner:
         mm = MemoryManager(self.method_alloc, HierarchicalAllocator(buffers), self.temp_alloc)
 
         base_loaded = used()
-        self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, KERNELS, self.backends)
+        self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, RUNTIME_KERNELS,
+                             self.backends)
         load_ok = True
         try:
             self.method.load()
@@ -356,6 +366,9 @@ class Runner:
                 self.log_mem_status()
             elif step == "complete":
                 self.check(model_ok, "model_ok", msgs["problem"])
+                if self.write_failures:
+                    more = len(self.write_failures) - 1
+                    self.bus.abort(self.write_failures[0] + (f" (and {more} more)" if more else ""))
                 log.info(msgs["complete"])
             elif step == "eot":
                 log.info(msgs["eot"])
@@ -391,8 +404,17 @@ class Runner:
                 if isinstance(v, RtTensor):
                     path = f"{base}-{i}.bin"
                     log.info(self.msgs["writing_output"].format(path=path))
-                    if not self.bus.host_write_file(path, v.raw(self.bus).tobytes()):
-                        log.error(self.msgs["output_open_failed"].format(path=path, errno=2))
+                    data = v.raw(self.bus).tobytes()
+                    res = self.bus.host_write_file(path, data)
+                    if res.ok:
+                        continue
+                    if not res.opened:
+                        log.error(self.msgs["output_open_failed"].format(path=path, errno=res.errno))
+                    else:
+                        log.error(f"Failed to write whole output file {path}, wrote {res.written} of {len(data)} bytes")
+                    # the runner goes on (as the C++ does); the run fails at its end (exit status 1)
+                    self.write_failures.append(f"output file {path} was not written: {res.strerror} "
+                                               f"(errno {res.errno})")
 
     def print_tensors(self, label: str, values: list) -> None:
         lines = []
@@ -423,12 +445,28 @@ class Runner:
         expected = self.bundle.test_suite(self.method_name).test_cases[0].expected_outputs
         outs = self.method.output_values()
         self.log_error_stats(expected, outs)
-        ok = len(expected) >= len(outs)
-        for e, o in zip(expected, outs):
+        # Stricter than bundled_program.cpp (which loops over the method's outputs only, so a method with no
+        # outputs passes): a check that compares nothing fails, and so do differing counts.
+        problem = None
+        if not outs:
+            problem = "the method has no outputs: the BundleIO check compares nothing"
+        elif len(expected) != len(outs):
+            problem = f"bundled test case 0 has {len(expected)} expected outputs, the method {len(outs)} outputs"
+        if problem is not None:
+            log.error(problem)
+        ok = problem is None
+        for i, (e, o) in enumerate(zip(expected, outs)):
             if not ok:
                 break
             # verify_method_outputs supports tensors only (any other expected value: NotSupported)
             ok = e.kind == "Tensor" and isinstance(o, RtTensor) and self.tensors_are_close(e, o)
+            if not ok and e.kind == "Tensor" and isinstance(o, RtTensor) and (
+                    e.scalar_type != o.scalar_type or tuple(e.sizes) != tuple(o.sizes)):
+                log.error(f"expected output {i} is {_describe(e.scalar_type, e.sizes)}, the method's output {i} "
+                          f"is {_describe(o.scalar_type, o.sizes)}")
+            elif not ok and (e.kind != "Tensor" or not isinstance(o, RtTensor)):
+                log.error(f"expected output {i} is a {e.kind}, the method's output {i} is "
+                          f"{'a Tensor' if isinstance(o, RtTensor) else 'not a Tensor'}: only tensors are compared")
         if ok:
             log.info(msgs["bundle_match"])
             log.info(msgs["bundle_pass"].format(index=0))

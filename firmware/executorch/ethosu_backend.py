@@ -5,7 +5,9 @@ runtimes also took a 4-byte ``ExecutionHandle`` from the method allocator). ``ex
 the temp allocator (aligned per profile), checks each input's type against the Vela I/O record and copies it
 to ``scratch + io.offset``, calls the driver with base pointers {weights (inside the program image), scratch,
 fast scratch}, and copies the outputs back with the runtime's size checks (including the chunked copy used
-when Vela pads the innermost dimension). Messages are the runtime's own.
+when Vela pads the innermost dimension). Messages are the runtime's own. Stricter than the runtime, every
+Vela I/O record is checked against the tensor it feeds before the NPU runs (element size, shape, bytes inside
+the scratch): a tampered output record is an error, not other bytes copied back.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class EthosUBackend:
         if len(args) < n_in + len(vela.outputs):
             raise RuntimeFailure(Error.InvalidProgram,
                                  f"delegate has {len(args)} arguments, Vela expects {n_in} inputs + {len(vela.outputs)} outputs")
+        self._check_outputs(vela, args[n_in:n_in + len(vela.outputs)])
         for i, io in enumerate(vela.inputs):
             t = args[i]
             if not isinstance(t, RtTensor):
@@ -80,6 +83,7 @@ class EthosUBackend:
             if want is None or want != io.elem_size:
                 log.error(msgs["ethosu_input_type"].format(index=i, stype=t.type_name, size=t.elem_size))
                 raise RuntimeFailure(Error.InvalidProgram, "input type")
+            _check_in_scratch("input", i, io, io.nbytes, vela.scratch_size)
             bus.memcpy(scratch + io.offset, t.address, t.nbytes)
             if t.numel != io.numel:
                 log.error(msgs["ethosu_input_sizes"])
@@ -112,6 +116,31 @@ class EthosUBackend:
             log.error(msgs["ethosu_output_bytes"].format(want=total_expected, got=total_got))
             raise RuntimeFailure(Error.InvalidProgram, "output sizes")
 
+    @staticmethod
+    def _check_outputs(vela, outs: list) -> None:
+        """Every Vela output record against the tensor it feeds, before the NPU runs (the inputs are checked
+        as they are copied in): a tensor, the same element size, a shape the copy back can map onto the
+        tensor (equal element counts, or Vela's padded innermost dimension), bytes inside the scratch. The
+        runtime trusts ``elem_size``, shape and offset here (a wrong one copies other bytes); this one refuses."""
+        for j, (io, t) in enumerate(zip(vela.outputs, outs)):
+            if not isinstance(t, RtTensor):
+                log.error(f"Ethos-U output {j} is not a tensor")
+                raise RuntimeFailure(Error.InvalidProgram, f"delegate output {j} is not a tensor")
+            if io.elem_size != t.elem_size or _INT_SIZES.get(t.type_name) != t.elem_size:
+                log.error(f"Ethos-U output {j}: Vela record elem_size {io.elem_size} does not match the "
+                          f"{t.type_name} output tensor ({t.elem_size}-byte elements)")
+                raise RuntimeFailure(Error.InvalidProgram, "output type")
+            if io.numel != t.numel:
+                inner_t = t.sizes[-1] if t.sizes else 1
+                inner_io = io.shape[-1] if io.shape else 1
+                rows_t = t.numel // inner_t if inner_t else 0
+                rows_io = io.numel // inner_io if inner_io else 0
+                if inner_io < inner_t or rows_io != rows_t:
+                    log.error(f"Ethos-U output {j}: tensor shape {list(t.sizes)} does not match the Vela output "
+                              f"shape {list(io.shape)}")
+                    raise RuntimeFailure(Error.InvalidProgram, "output layout")
+            _check_in_scratch("output", j, io, io.nbytes, vela.scratch_size)
+
     def _copy_with_layout_adjustment(self, method, j, io, scratch, t: RtTensor) -> None:
         """Vela pads the innermost dimension: copy row by row, dropping the padding."""
         bus = method.bus
@@ -127,3 +156,11 @@ class EthosUBackend:
         row_io = inner_io * io.elem_size
         for r in range(rows_t):
             bus.memcpy(t.address + r * row_t, scratch + io.offset + r * row_io, row_t)
+
+
+def _check_in_scratch(what: str, index: int, io, nbytes: int, scratch_size: int) -> None:
+    """A Vela I/O record's bytes must lie inside the scratch buffer the driver gets (region 1)."""
+    if io.offset + nbytes > scratch_size:
+        log.error(f"Ethos-U {what} {index}: Vela record bytes [{io.offset}, {io.offset + nbytes}) lie outside "
+                  f"the {scratch_size}-byte scratch buffer")
+        raise RuntimeFailure(Error.InvalidProgram, f"{what} record outside the scratch")
