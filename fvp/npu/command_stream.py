@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import NpuFault
-from . import registers as R
+from hwdesc import ethosu as R
 from .arch import NpuArch, get_arch
 
 # ======================================================================================== commands
@@ -210,15 +210,9 @@ class RegisterState:
         return self.raw(name)
 
     def field(self, name: str, fname: str) -> int:
-        cdef = R.BY_NAME[name]
-        v = self.values.get(cdef.code, 0)
-        for f in cdef.fields:
-            if f.name == fname:
-                return f.get(v & 0xFFFFFFFF if cdef.has_payload else v)
-        for f in cdef.param_fields:
-            if f.name == fname:
-                return f.get(v >> 32)
-        raise KeyError(f"{name}.{fname}")
+        """A field of a register as the ISA table declares it (payload fields of a CMD1, then its param's)."""
+        code, f, shift, mask = _FIELDS[name, fname]
+        return f.get((self.values.get(code, 0) >> shift) & mask)
 
     # typed access
     def u16(self, name: str) -> int:
@@ -251,6 +245,18 @@ class RegisterState:
         v = self.address(name)
         return v - (1 << bits) if v >> (bits - 1) else v
 
+
+def _field_index() -> dict:
+    out = {}
+    for cdef in R.COMMANDS.values():
+        for f in cdef.param_fields:
+            out[cdef.name, f.name] = (cdef.code, f, 32, 0xFFFF)
+        for f in cdef.fields:  # a payload field wins over a param field of the same name
+            out[cdef.name, f.name] = (cdef.code, f, 0, 0xFFFFFFFF if cdef.has_payload else 0xFFFF)
+    return out
+
+
+_FIELDS = _field_index()
 
 # ======================================================================================== descriptors
 
@@ -384,6 +390,11 @@ class Activation:
         return self.function - 16 if 16 <= self.function <= 23 else None
 
     @property
+    def builtin(self) -> bool:
+        """TANH or SIGMOID: the hardware's built-in (non-LUT) activation functions."""
+        return self.function in R.ACTIVATION_BUILTIN
+
+    @property
     def clip_range_name(self) -> str:
         return R.ACTIVATION_CLIP_RANGE.get(self.clip_range, str(self.clip_range))
 
@@ -490,6 +501,11 @@ class NpuOperation:
         return self.kind in KERNEL_KINDS
 
     @property
+    def is_unary(self) -> bool:
+        """An elementwise operation with one operand (ABS, CLZ, LRELU): no IFM2."""
+        return self.sub_op in R.UNARY_ELEMENTWISE_MODES
+
+    @property
     def mnemonic(self) -> str:
         return f"{self.kind} {self.sub_op}" if self.sub_op else self.kind
 
@@ -522,22 +538,20 @@ _OP_KINDS = {
     R.NPU_OP_DMA_WAIT: "DMA_WAIT", R.NPU_OP_KERNEL_WAIT: "KERNEL_WAIT", R.NPU_OP_PMU_MASK: "PMU_MASK",
 }
 
-_UNARY = ("ABS", "CLZ", "LRELU")
 
 
 def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, depth: int, *,
         ofm: bool = False, offset: int = 0) -> FeatureMap:
     p = "NPU_SET_" + prefix + "_"
-    prec = state.u16(p + "PRECISION")
-    signed = bool(prec & 1)
-    code = (prec >> 1) & 3 if ofm else (prec >> 2) & 3
-    bits = R.PRECISION_BITS[code]
-    fmt = R.DATA_FORMAT.get((prec >> 6) & 3)
+    signed = bool(state.field(p + "PRECISION", "type"))
+    bits = R.PRECISION_BITS[state.field(p + "PRECISION", "precision")]
+    fmt_code = state.field(p + "PRECISION", "format")
+    fmt = R.DATA_FORMAT.get(fmt_code)
     if fmt is None:
-        raise NpuFault("cmd_parse_error", f"{prefix}_PRECISION has an invalid format field ({(prec >> 6) & 3})",
+        raise NpuFault("cmd_parse_error", f"{prefix}_PRECISION has an invalid format field ({fmt_code})",
                        offset=offset)
     zp = state.s16(p + "ZERO_POINT") if signed else state.u16(p + "ZERO_POINT")
-    region = state.u16(p + "REGION") & 7
+    region = state.field(p + "REGION", "region")
     bases = tuple(state.address(f"{p}BASE{i}") for i in range(4))
     return FeatureMap(
         name=name, region=region, bases=bases, height=height, width=width, depth=depth,
@@ -548,37 +562,44 @@ def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, d
 
 
 def _kernel(state: RegisterState, offset: int) -> Kernel:
-    ks = state.u16("NPU_SET_KERNEL_STRIDE")
-    stride_x = ((((ks >> 6) & 1) << 1) | (ks & 1)) + 1
-    stride_y = ((((ks >> 9) & 1) << 1) | ((ks >> 1) & 1)) + 1
-    dil_x = ((ks >> 3) & 1) + 1
-    dil_y = ((ks >> 4) & 1) + 1
+    def ks(fname):
+        return state.field("NPU_SET_KERNEL_STRIDE", fname)
+
+    stride_x = ((ks("stride_x_msb") << 1) | ks("stride_x_lsb")) + 1
+    stride_y = ((ks("stride_y_msb") << 1) | ks("stride_y_lsb")) + 1
+    dil_x = ks("dilation_x") + 1
+    dil_y = ks("dilation_y") + 1
     kw_m1 = state.u16("NPU_SET_KERNEL_WIDTH_M1")
     kh_m1 = state.u16("NPU_SET_KERNEL_HEIGHT_M1")
     if kw_m1 % dil_x or kh_m1 % dil_y:
         raise NpuFault("cmd_parse_error", f"dilated kernel size {kh_m1 + 1}x{kw_m1 + 1} is not a multiple of the "
                        f"dilation {dil_y}x{dil_x}", offset=offset)
-    up = R.UPSCALE_MODE.get(state.u16("NPU_SET_IFM_UPSCALE") & 3)
+    up = R.UPSCALE_MODE.get(state.field("NPU_SET_IFM_UPSCALE", "mode"))
     if up is None:
         raise NpuFault("cmd_parse_error", "IFM_UPSCALE mode 3 is reserved", offset=offset)
     return Kernel(
         width=kw_m1 // dil_x + 1, height=kh_m1 // dil_y + 1, stride_x=stride_x, stride_y=stride_y,
         dilation_x=dil_x, dilation_y=dil_y,
-        pad_top=state.u16("NPU_SET_IFM_PAD_TOP") & 0x7F, pad_left=state.u16("NPU_SET_IFM_PAD_LEFT") & 0x7F,
-        pad_bottom=state.u16("NPU_SET_IFM_PAD_BOTTOM") & 0xFF, pad_right=state.u16("NPU_SET_IFM_PAD_RIGHT") & 0xFF,
-        upscale=up, part_kernel_first=bool((ks >> 2) & 1), decomposition="D4X4" if (ks >> 5) & 1 else "D8X8",
+        pad_top=state.field("NPU_SET_IFM_PAD_TOP", "pad"), pad_left=state.field("NPU_SET_IFM_PAD_LEFT", "pad"),
+        pad_bottom=state.field("NPU_SET_IFM_PAD_BOTTOM", "pad"), pad_right=state.field("NPU_SET_IFM_PAD_RIGHT", "pad"),
+        upscale=up, part_kernel_first=bool(ks("weight_order")),
+        decomposition=R.KERNEL_DECOMPOSITION[ks("decomposition")],
     )
 
 
 def _dma(state: RegisterState) -> Dma:
-    src = state.u16("NPU_SET_DMA0_SRC_REGION")
-    dst = state.u16("NPU_SET_DMA0_DST_REGION")
+    def src(fname):
+        return state.field("NPU_SET_DMA0_SRC_REGION", fname)
+
+    def dst(fname):
+        return state.field("NPU_SET_DMA0_DST_REGION", fname)
+
     is_u65 = state.arch.is_u65
     return Dma(
-        src_region=src & 7, src_internal=bool((src >> 8) & 1), src_address=state.address("NPU_SET_DMA0_SRC"),
-        dst_region=dst & 7, dst_internal=bool((dst >> 8) & 1), dst_address=state.address("NPU_SET_DMA0_DST"),
+        src_region=src("region"), src_internal=bool(src("region_mode")), src_address=state.address("NPU_SET_DMA0_SRC"),
+        dst_region=dst("region"), dst_internal=bool(dst("region_mode")), dst_address=state.address("NPU_SET_DMA0_DST"),
         length=state.address("NPU_SET_DMA0_LEN"),
-        src_stride_mode=(src >> 9) & 3, dst_stride_mode=(dst >> 9) & 3,
+        src_stride_mode=src("stride_mode"), dst_stride_mode=dst("stride_mode"),
         size0=state.u16("NPU_SET_DMA0_SIZE0"), size1=state.u16("NPU_SET_DMA0_SIZE1"),
         skip0=state.signed_address("NPU_SET_DMA0_SKIP0") if is_u65 else 0,
         skip1=state.signed_address("NPU_SET_DMA0_SKIP1") if is_u65 else 0,
@@ -592,49 +613,46 @@ def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperati
     if kind is None:
         raise ValueError(f"{cmd.name} is not an operation")
     off = cmd.offset
-    if kind in ("STOP", "IRQ"):
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, count=cmd.param)
-    if kind == "DMA_WAIT":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, count=cmd.param & 0xF)
-    if kind == "KERNEL_WAIT":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, count=cmd.param & 3)
-    if kind == "PMU_MASK":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, count=cmd.param & 1)
+    if kind in ("STOP", "IRQ", "DMA_WAIT", "KERNEL_WAIT", "PMU_MASK"):
+        # the mask (STOP, IRQ), k (DMA_WAIT), n (KERNEL_WAIT) or enable (PMU_MASK) field
+        return NpuOperation(kind=kind, offset=off, param=cmd.param, count=cmd.definition.fields[0].get(cmd.param))
     if kind == "DMA":
         return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state))
 
     # ---------------------------------------------------------------- kernel operations
     sub = None
     if kind == "POOL":
-        sub = R.POOLING_MODE.get(cmd.param & 7)
+        mode = cmd.definition.fields[0].get(cmd.param)
+        sub = R.POOLING_MODE.get(mode)
         if sub is None:
-            raise NpuFault("cmd_parse_error", f"NPU_OP_POOL with reserved pooling mode {cmd.param & 7}", offset=off)
+            raise NpuFault("cmd_parse_error", f"NPU_OP_POOL with reserved pooling mode {mode}", offset=off)
     elif kind == "ELEMENTWISE":
-        sub = R.ELEMENTWISE_MODE.get(cmd.param & 0x3F)
+        mode = cmd.definition.fields[0].get(cmd.param)
+        sub = R.ELEMENTWISE_MODE.get(mode)
         if sub is None:
-            raise NpuFault("cmd_parse_error", f"NPU_OP_ELEMENTWISE with reserved mode {cmd.param & 0x3F}",
+            raise NpuFault("cmd_parse_error", f"NPU_OP_ELEMENTWISE with reserved mode {mode}",
                            offset=off)
 
     oh = state.m1("NPU_SET_OFM_HEIGHT_M1")
     ow = state.m1("NPU_SET_OFM_WIDTH_M1")
     od = state.m1("NPU_SET_OFM_DEPTH_M1")
     ofm = _fm(state, "OFM", "ofm", oh, ow, od, ofm=True, offset=off)
-    ifm_prec = state.u16("NPU_SET_IFM_PRECISION")
-    ofm_prec = state.u16("NPU_SET_OFM_PRECISION")
 
     kernel = None
     ifm2 = None
     broadcast = None
     if kind == "ELEMENTWISE":
         ifm = _fm(state, "IFM", "ifm", oh, ow, od, offset=off)
-        b = state.u16("NPU_SET_IFM2_BROADCAST")
-        prec2 = state.u16("NPU_SET_IFM2_PRECISION")
-        scalar_raw = state.u16("NPU_SET_IFM2_SCALAR")
-        scalar_val = scalar_raw - 0x10000 if (prec2 & 1) and scalar_raw & 0x8000 else scalar_raw
-        zp2 = state.s16("NPU_SET_IFM2_ZERO_POINT") if prec2 & 1 else state.u16("NPU_SET_IFM2_ZERO_POINT")
-        broadcast = Broadcast(h=bool(b & 1), w=bool(b & 2), c=bool(b & 4), reversed_operands=bool(b & 0x40),
-                              scalar=bool(b & 0x80), scalar_value=scalar_val, scalar_zero_point=zp2)
-        if sub not in _UNARY and not broadcast.scalar:
+        def b(fname):
+            return bool(state.field("NPU_SET_IFM2_BROADCAST", fname))
+
+        signed2 = state.field("NPU_SET_IFM2_PRECISION", "type")
+        scalar_val = state.s16("NPU_SET_IFM2_SCALAR") if signed2 else state.u16("NPU_SET_IFM2_SCALAR")
+        zp2 = state.s16("NPU_SET_IFM2_ZERO_POINT") if signed2 else state.u16("NPU_SET_IFM2_ZERO_POINT")
+        broadcast = Broadcast(h=b("broadcast_h"), w=b("broadcast_w"), c=b("broadcast_c"),
+                              reversed_operands=b("operand_order"), scalar=b("broadcast_constant"),
+                              scalar_value=scalar_val, scalar_zero_point=zp2)
+        if sub not in R.UNARY_ELEMENTWISE_MODES and not broadcast.scalar:
             ifm2 = _fm(state, "IFM2", "ifm2", 1 if broadcast.h else oh, 1 if broadcast.w else ow,
                        1 if broadcast.c else od, offset=off)
     else:
@@ -651,15 +669,15 @@ def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperati
 
     ofm_scale_raw = state.raw("NPU_SET_OFM_SCALE")
     opa_raw = state.raw("NPU_SET_OPA_SCALE")
-    act = state.u16("NPU_SET_ACTIVATION")
-    activation = Activation(function=act & 0x1F, clip_range=(act >> 12) & 7,
+    activation = Activation(function=state.field("NPU_SET_ACTIVATION", "activation_function"),
+                            clip_range=state.field("NPU_SET_ACTIVATION", "activation_clip_range"),
                             min=state.s16("NPU_SET_ACTIVATION_MIN"), max=state.s16("NPU_SET_ACTIVATION_MAX"))
-    parallel = state.u16("NPU_SET_PARALLEL_MODE") & 1 if arch.is_u65 else 0
+    parallel = state.field("NPU_SET_PARALLEL_MODE", "parallel_mode") if arch.is_u65 else 0
 
     weights = scales = ()
     if kind in ("CONV", "DEPTHWISE"):
-        wr = state.u16("NPU_SET_WEIGHT_REGION") & 7
-        sr = state.u16("NPU_SET_SCALE_REGION") & 7
+        wr = state.field("NPU_SET_WEIGHT_REGION", "region")
+        sr = state.field("NPU_SET_SCALE_REGION", "region")
         weights = (AddressRange(wr, state.address("NPU_SET_WEIGHT_BASE"), state.address("NPU_SET_WEIGHT_LENGTH")),)
         scales = (AddressRange(sr, state.address("NPU_SET_SCALE_BASE"),
                                state.address("NPU_SET_SCALE_LENGTH") & 0xFFFFF),)
@@ -671,18 +689,20 @@ def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperati
 
     return NpuOperation(
         kind=kind, offset=off, param=cmd.param, sub_op=sub, ifm=ifm, ifm2=ifm2, ofm=ofm, kernel=kernel,
-        ofm_block=(state.u16("NPU_SET_OFM_BLK_HEIGHT_M1") % 32 + 1, state.u16("NPU_SET_OFM_BLK_WIDTH_M1") % 64 + 1,
-                   state.u16("NPU_SET_OFM_BLK_DEPTH_M1") % 128 + 1),
-        acc_format=R.ACC_FORMAT.get(state.u16("NPU_SET_ACC_FORMAT") & 3, "RESERVED"),
-        blockdep=state.u16("NPU_SET_BLOCKDEP") & 3,
-        ifm_ib_end=state.u16("NPU_SET_IFM_IB_END") & 0x3F, ab_start=state.u16("NPU_SET_AB_START") & 0x3F,
-        ifm2_ib_start=state.u16("NPU_SET_IFM2_IB_START") & 0x3F,
+        ofm_block=(state.field("NPU_SET_OFM_BLK_HEIGHT_M1", "value") + 1,
+                   state.field("NPU_SET_OFM_BLK_WIDTH_M1", "value") + 1,
+                   state.field("NPU_SET_OFM_BLK_DEPTH_M1", "value") + 1),
+        acc_format=R.ACC_FORMAT.get(state.field("NPU_SET_ACC_FORMAT", "acc_format"), "RESERVED"),
+        blockdep=state.field("NPU_SET_BLOCKDEP", "blockdep"),
+        ifm_ib_end=state.field("NPU_SET_IFM_IB_END", "ib_end"), ab_start=state.field("NPU_SET_AB_START", "ab_start"),
+        ifm2_ib_start=state.field("NPU_SET_IFM2_IB_START", "ib_start"),
         weights=weights, scales=scales,
-        ofm_scale_mode="GLOBAL" if (ofm_prec >> 8) & 1 else "PER_CHANNEL",
-        ofm_round_mode=(ofm_prec >> 14) & 3,
-        ifm_scale_mode=(ifm_prec >> 8) & 3, ifm_round_mode=(ifm_prec >> 14) & 3,
-        ofm_scale=Scale(ofm_scale_raw & 0xFFFFFFFF, (ofm_scale_raw >> 32) & 0x3F),
-        opa_scale=Scale(opa_raw & 0xFFFFFFFF, (opa_raw >> 32) & 0x3F),
+        ofm_scale_mode=R.OFM_SCALE_MODE[state.field("NPU_SET_OFM_PRECISION", "scale_mode")],
+        ofm_round_mode=state.field("NPU_SET_OFM_PRECISION", "round_mode"),
+        ifm_scale_mode=state.field("NPU_SET_IFM_PRECISION", "scale_mode"),
+        ifm_round_mode=state.field("NPU_SET_IFM_PRECISION", "round_mode"),
+        ofm_scale=Scale(ofm_scale_raw & 0xFFFFFFFF, state.field("NPU_SET_OFM_SCALE", "shift")),
+        opa_scale=Scale(opa_raw & 0xFFFFFFFF, state.field("NPU_SET_OPA_SCALE", "shift")),
         opb_scale=state.raw("NPU_SET_OPB_SCALE") & 0xFFFF,
         activation=activation, broadcast=broadcast, parallel_mode=parallel,
     )

@@ -11,13 +11,44 @@ Invalid commands are shown as ``<invalid>`` lines (with the reason) and decoding
 
 from __future__ import annotations
 
+from hwdesc import ethosu as R
+
 from ..errors import NpuFault
-from . import registers as R
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, build_operation, decode_command
 
 _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
 _NAME_WIDTH = 26
+
+
+def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: bool = False) -> str:
+    """A short human-readable rendering of a command's fields."""
+    if cdef.kind == "op":
+        if not cdef.fields:
+            return ""
+        if cdef.name in ("NPU_OP_POOL", "NPU_OP_ELEMENTWISE"):
+            return cdef.fields[0].text(value)
+        return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields)
+    if cdef.has_payload:
+        if cdef.name in ("NPU_SET_OFM_SCALE", "NPU_SET_OPA_SCALE"):
+            return f"scale={value} shift={param & 0x3F}"
+        if cdef.name == "NPU_SET_OPB_SCALE":
+            return f"scale={value & 0xFFFF}"
+        if cdef.address:
+            v = value
+            bits = 32
+            if is_u65:
+                v |= (param & 0xFF) << 32
+                bits = 40
+            if cdef.signed_address and v >> (bits - 1):
+                return str(v - (1 << bits))
+            return f"0x{v:x}"
+        return f"0x{value:x}"
+    if cdef.fields == R.F16:
+        return str(value & 0xFFFF)
+    if cdef.fields == R.F16S:
+        return str(R.F16S[0].get(value))
+    return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields if f.get(value) or f.enum is not None)
 
 
 def _fields_text(cmd, is_u65: bool) -> str:
@@ -26,8 +57,8 @@ def _fields_text(cmd, is_u65: bool) -> str:
         if cdef.kind == "reg" and any(k in cdef.name for k in _SIGNED16):
             v = cmd.param
             return f"{v - 0x10000 if v & 0x8000 else v}"
-        return R.format_fields(cdef, cmd.param, is_u65=is_u65)
-    return R.format_fields(cdef, cmd.payload, cmd.param, is_u65=is_u65)
+        return format_fields(cdef, cmd.param, is_u65=is_u65)
+    return format_fields(cdef, cmd.payload, cmd.param, is_u65=is_u65)
 
 
 def disassemble(words, arch) -> list[str]:
@@ -94,7 +125,7 @@ def describe_operation(op) -> str:
         b = op.broadcast
         bc = "".join(c for c, f in (("h", b.h), ("w", b.w), ("c", b.c)) if f)
         parts.append(_fm_text(op.ifm2, "ifm2") + (f" broadcast={bc}" if bc else ""))
-    elif op.broadcast is not None and op.broadcast.scalar and op.sub_op not in ("ABS", "CLZ", "LRELU"):
+    elif op.broadcast is not None and op.broadcast.scalar and not op.is_unary:
         parts.append(f"ifm2 scalar={op.broadcast.scalar_value} zp={op.broadcast.scalar_zero_point}")
     if op.broadcast is not None and op.broadcast.reversed_operands:
         parts.append("reversed")

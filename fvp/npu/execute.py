@@ -178,7 +178,7 @@ def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     t = op.activation.table
     if t is None:
-        if op.activation.function in (3, 4):
+        if op.activation.builtin:
             raise NpuFault("unsupported", f"built-in {op.activation.name} activation is not modelled",
                            offset=op.offset)
         return None

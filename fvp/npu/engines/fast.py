@@ -148,7 +148,7 @@ def _lut_table(op, lut):
     """(kind, int64 table, signed index) for the output-stage kernel."""
     act = op.activation
     if act.table is None:
-        if act.function in (3, 4):
+        if act.builtin:
             raise NotImplementedError("built-in TANH/SIGMOID activation is not modelled")
         return 0, np.zeros(1, np.int64), False
     ofm = op.ofm
@@ -451,7 +451,7 @@ def elementwise_value(a_raw, b_raw, op):
     a = a_raw.astype(np.int64)
     a -= ifm.zero_point
     b = None
-    if sub not in ("ABS", "CLZ", "LRELU"):
+    if not op.is_unary:
         if op.broadcast.scalar:
             b = np.full((1, 1, 1), op.broadcast.scalar_value - op.broadcast.scalar_zero_point, np.int64)
         else:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-ROUND_DBL, ROUND_TRUNCATE, ROUND_NATURAL = 0, 1, 2
+from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
 
 # ================================================================================== rounding / output stage
 
@@ -150,7 +150,7 @@ def output_stage(value: np.ndarray, mult, shift, op, lut: np.ndarray | None = No
         y = np.minimum(np.maximum(y, rng[0]), rng[1])
     if op.activation.table is not None:
         y = lut_lookup(y.astype(np.int64), op, lut)
-    elif op.activation.function in (3, 4):
+    elif op.activation.builtin:
         raise NotImplementedError("built-in TANH/SIGMOID activation is not modelled")
     lo, hi = ofm.min_value, ofm.max_value
     y = np.minimum(np.maximum(y, lo), hi)
@@ -297,7 +297,7 @@ def elementwise_value(a_raw, b_raw, op):
     sub = op.sub_op
     ifm = op.ifm
     a = a_raw.astype(np.int64) - ifm.zero_point
-    if sub in ("ABS", "CLZ", "LRELU"):
+    if op.is_unary:
         b = None
     else:
         if op.broadcast.scalar:

@@ -1,56 +1,109 @@
-"""Ethos-U55/U65 command-stream opcodes, TSU register offsets and field layouts: the one source of truth.
+"""Ethos-U55/U65 hardware interface: MMIO registers, PMU registers and event numbers, the command-stream ISA.
 
-Research notes ethosu.md section 1.2/1.3; names follow the hardware header (``NPU_OP_CONV``,
-``NPU_SET_IFM_BASE0`` ...).
+Sources (facts only): the Arm Ethos-U core driver's ``ethosu55_interface.h``/``ethosu65_interface.h``
+(arch 1.1.0) and the research notes ethosu.md sections 1.2/1.3 (commands, TSU registers) and 6 (PMU).
+Names follow the hardware header (``STATUS.cmd_parse_error``, ``NPU_OP_CONV``, ``NPU_SET_IFM_BASE0`` ...).
 
-A command word is ``[9:0] opcode, [13:10] reserved (0), [15:14] control (0 = CMD0, 1 = CMD1), [31:16] param``.
-The low half-word (``control << 14 | opcode``) is called the command *code* here: it identifies a command
-uniquely (CMD0 ``0x0105`` = NPU_SET_IFM_PRECISION, CMD1 ``0x4000`` = NPU_SET_IFM_BASE0), as Vela's
-``cmd1`` enum values plus ``CmdMode.Payload32`` do.
-
-Register values are kept raw (see :mod:`fvp.npu.command_stream`): a CMD0 register holds its 16-bit param,
-a CMD1 register holds ``payload | param << 32`` so that U65 address bits [39:32] (param[7:0]) and the
-OFM/OPA shift (param[5:0]) are kept.
+* :data:`MMIO` -- the register file the CPU sees: :data:`MMIO_BASE` (ID .. BASEP7_HI) and :data:`MMIO_PMU`
+  (PMCR .. PMEVTYPER3). Reset values are the ones the model has after a reset (the soft reset completes at
+  once, so STATUS.reset_status reads 0); ID and CONFIG depend on the variant (``reset=None``).
+* :data:`PMU_EVENT` -- PMU event numbers (``PMU_EVENT.NPU_ACTIVE == 0x23``).
+* The command stream: a command word is ``[9:0] opcode, [13:10] reserved (0), [15:14] control (0 = CMD0,
+  1 = CMD1), [31:16] param``. The low half-word (``control << 14 | opcode``) is called the command *code*
+  here: it identifies a command uniquely (CMD0 ``0x0105`` = NPU_SET_IFM_PRECISION, CMD1 ``0x4000`` =
+  NPU_SET_IFM_BASE0), as Vela's ``cmd1`` enum values plus ``CmdMode.Payload32`` do. :data:`COMMANDS` maps
+  codes, :data:`BY_NAME` names to :class:`CommandDef`; ``CODE.NPU_SET_IFM_BASE0`` is a code.
+  A decoder keeps register values raw: a CMD0 register holds its 16-bit param, a CMD1 register
+  ``payload | param << 32`` so that U65 address bits [39:32] (param[7:0]) and the OFM/OPA shift (param[5:0])
+  are kept.
+* Codes of the fields: activation function (:data:`ACTIVATION_FUNCTION`, with :data:`ACTIVATION_BUILTIN`),
+  rounding (:data:`ROUND_MODE`), data types (:data:`SIGNEDNESS`, :data:`PRECISION`, :data:`DATA_FORMAT`) ...
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# ------------------------------------------------------------------------------------------ word layout
+from .regs import Codes, Field, Register, RegisterMap, bit
+
+# ================================================================================ MMIO registers (CPU side)
+_COUNTERS = 4  # PMU event counters (PMCR.num_event_cnt)
+_EVENT_CNT_BITS = tuple(bit(f"EVENT_CNT_{i}", i) for i in range(_COUNTERS)) + (bit("CYCLE_CNT", 31),)
+
+MMIO_BASE = RegisterMap("ethosu", (
+    Register("ID", 0x000, "RO", None, (
+        Field("version_status", 0, 4), Field("version_minor", 4, 4), Field("version_major", 8, 4),
+        Field("product_major", 12, 4), Field("arch_patch_rev", 16, 4), Field("arch_minor_rev", 20, 8),
+        Field("arch_major_rev", 28, 4))),
+    Register("STATUS", 0x004, "RO", 0, (
+        bit("state", 0), bit("irq_raised", 1), bit("bus_status", 2), bit("reset_status", 3),
+        bit("cmd_parse_error", 4), bit("cmd_end_reached", 5), bit("pmu_irq_raised", 6), bit("wd_fault", 7),
+        bit("ecc_fault", 8), bit("faulting_interface", 11), Field("faulting_channel", 12, 4),
+        Field("irq_history_mask", 16, 16))),
+    Register("CMD", 0x008, "RW", 0x0000000C, (
+        bit("transition_to_running_state", 0), bit("clear_irq", 1), bit("clock_q_enable", 2),
+        bit("power_q_enable", 3), bit("stop_request", 4), Field("clear_irq_history", 16, 16))),
+    Register("RESET", 0x00C, "WO", 0, (bit("pending_CPL", 0), bit("pending_CSL", 1))),
+    Register("QBASE", 0x010, "RW", 0, doc="command stream base, bits [31:0]"),
+    Register("QBASE_HI", 0x014, "RW", 0, (Field("offset_hi", 0, 8),), doc="bits [39:32] (40-bit U65 only)"),
+    Register("QREAD", 0x018, "RO", 0, doc="bytes of the command stream consumed"),
+    Register("QCONFIG", 0x01C, "RW", 0, (Field("cmd_region0", 0, 2),)),
+    Register("QSIZE", 0x020, "RW", 0, doc="command stream size in bytes"),
+    Register("PROT", 0x024, "RO", 0, (bit("active_CPL", 0), bit("active_CSL", 1))),
+    Register("CONFIG", 0x028, "RO", None, (
+        Field("macs_per_cc", 0, 4), Field("cmd_stream_version", 4, 4), Field("shram_size", 8, 8),
+        bit("functional_safety", 26), bit("custom_dma", 27), Field("product", 28, 4))),
+    Register("LOCK", 0x02C, "RW", 0),
+    Register("REGIONCFG", 0x03C, "RW", 0, tuple(Field(f"region{i}", 2 * i, 2) for i in range(8))),
+    Register("AXI_LIMIT", 0x040, "RW", 0, (
+        Field("max_beats", 0, 2), Field("memtype", 4, 4), Field("max_outstanding_read_m1", 16, 6),
+        Field("max_outstanding_write_m1", 24, 5)), count=4),
+    Register("BASEP", 0x080, "RW", 0, count=8, stride=8, doc="region base pointers, bits [31:0]"),
+    Register("BASEP_HI", 0x084, "RW", 0, (Field("offset_hi", 0, 8),), count=8, stride=8,
+             doc="bits [39:32] (40-bit U65 only)"),
+))
+
+MMIO_PMU = RegisterMap("ethosu.pmu", (
+    Register("PMCR", 0x180, "RW", _COUNTERS << 11, (
+        bit("cnt_en", 0), bit("event_cnt_rst", 1), bit("cycle_cnt_rst", 2), bit("mask_en", 3),
+        Field("num_event_cnt", 11, 5))),
+    Register("PMCNTENSET", 0x184, "W1S", 0, _EVENT_CNT_BITS),
+    Register("PMCNTENCLR", 0x188, "W1C", 0, _EVENT_CNT_BITS, alias="PMCNTENSET"),
+    Register("PMOVSSET", 0x18C, "W1S", 0, _EVENT_CNT_BITS),
+    Register("PMOVSCLR", 0x190, "W1C", 0, _EVENT_CNT_BITS, alias="PMOVSSET"),
+    Register("PMINTSET", 0x194, "W1S", 0, _EVENT_CNT_BITS),
+    Register("PMINTCLR", 0x198, "W1C", 0, _EVENT_CNT_BITS, alias="PMINTSET"),
+    Register("PMCCNTR", 0x1A0, "RW", 0, doc="cycle counter, bits [31:0]"),
+    Register("PMCCNTR_HI", 0x1A4, "RW", 0, (Field("cycle_cnt_hi", 0, 16),), doc="cycle counter, bits [47:32]"),
+    Register("PMCCNTR_CFG", 0x1A8, "RW", 0, (Field("cycle_cnt_cfg_start", 0, 10), Field("cycle_cnt_cfg_stop", 16, 10))),
+    Register("PMCAXI_CHAN", 0x1AC, "RW", 0, (Field("ch_sel", 0, 4), Field("axi_cnt_sel", 8, 2), bit("bw_ch_sel_en", 10))),
+    Register("PMEVCNTR", 0x300, "RW", 0, count=_COUNTERS),
+    Register("PMEVTYPER", 0x380, "RW", 0, (Field("ev_type", 0, 10),), count=_COUNTERS),
+))
+
+MMIO = MMIO_BASE + MMIO_PMU
+
+# ================================================================================ PMU event numbers
+PMU_EVENT = Codes({
+    0x00: "NO_EVENT", 0x11: "CYCLE", 0x20: "NPU_IDLE", 0x21: "CC_STALLED_ON_BLOCKDEP",
+    0x22: "CC_STALLED_ON_SHRAM_RECONFIG", 0x23: "NPU_ACTIVE",
+    0x30: "MAC_ACTIVE", 0x31: "MAC_ACTIVE_8BIT", 0x32: "MAC_ACTIVE_16BIT", 0x33: "MAC_DPU_ACTIVE",
+    0x38: "MAC_ACTIVE_32BIT", 0x40: "AO_ACTIVE", 0x41: "AO_ACTIVE_8BIT", 0x42: "AO_ACTIVE_16BIT", 0x50: "WD_ACTIVE",
+    **{base + off: f"AXI{port}_{name}" for port, base in ((0, 0x80), (1, 0x180)) for off, name in (
+        (0x0, "RD_TRANS_ACCEPTED"), (0x1, "RD_TRANS_COMPLETED"), (0x2, "RD_DATA_BEAT_RECEIVED"),
+        (0x4, "WR_TRANS_ACCEPTED"), (0x5, "WR_TRANS_COMPLETED_M"), (0x6, "WR_TRANS_COMPLETED_S"),
+        (0x7, "WR_DATA_BEAT_WRITTEN"), (0xC, "ENABLED_CYCLES"))},
+})
+#: the first event number of the AXI0 and AXI1 event groups (event = base + the AXI0 event's offset from 0x80)
+PMU_AXI_EVENT_BASE = (0x80, 0x180)
+
+# ================================================================================ command stream: word layout
 OPCODE_MASK = 0x3FF
 RESERVED_MASK = 0x3C00  # bits [13:10]
 CONTROL_SHIFT = 14
 CONTROL_CMD0 = 0
 CONTROL_CMD1 = 1
 PAYLOAD_FLAG = 0x4000  # control = CMD1 in the low half-word
-
-
-@dataclass(frozen=True)
-class Field:
-    """A bit-field of a command parameter (CMD0) or payload (CMD1): bits [lo + width - 1 : lo]."""
-
-    name: str
-    lo: int
-    width: int
-    signed: bool = False
-    enum: dict | None = None  # value -> symbolic name
-
-    def get(self, value: int) -> int:
-        v = (value >> self.lo) & ((1 << self.width) - 1)
-        if self.signed and v >> (self.width - 1):
-            v -= 1 << self.width
-        return v
-
-    def text(self, value: int) -> str:
-        v = self.get(value)
-        if self.enum is not None:
-            return self.enum.get(v, str(v))
-        return str(v)
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.width) - 1) << self.lo
 
 
 @dataclass(frozen=True)
@@ -92,32 +145,36 @@ class CommandDef:
         return not (self.u65_only and not is_u65) and not (self.u55_only and is_u65)
 
 
-# ------------------------------------------------------------------------------------------ enums
-POOLING_MODE = {0: "MAX", 1: "AVERAGE", 2: "REDUCE_SUM"}
-ELEMENTWISE_MODE = {0: "MUL", 1: "ADD", 2: "SUB", 3: "MIN", 4: "MAX", 5: "LRELU", 6: "ABS", 7: "CLZ",
-                    8: "SHR", 9: "SHL"}
-DATA_FORMAT = {0: "NHWC", 1: "NHCWB16"}
-PRECISION = {0: "B8", 1: "B16", 2: "B32", 3: "B64"}
+# ================================================================================ codes
+POOLING_MODE = Codes({0: "MAX", 1: "AVERAGE", 2: "REDUCE_SUM"})
+ELEMENTWISE_MODE = Codes({0: "MUL", 1: "ADD", 2: "SUB", 3: "MIN", 4: "MAX", 5: "LRELU", 6: "ABS", 7: "CLZ",
+                    8: "SHR", 9: "SHL"})
+DATA_FORMAT = Codes({0: "NHWC", 1: "NHCWB16"})
+PRECISION = Codes({0: "B8", 1: "B16", 2: "B32", 3: "B64"})
 PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
-SIGNEDNESS = {0: "unsigned", 1: "signed"}
-IFM_SCALE_MODE = {0: "OPA_OPB_16", 1: "OPA_32", 2: "OPB_32"}
-OFM_SCALE_MODE = {0: "PER_CHANNEL", 1: "GLOBAL"}
-ROUND_MODE = {0: "DBL", 1: "TRUNCATE", 2: "NATURAL"}
-UPSCALE_MODE = {0: "NONE", 1: "NEAREST", 2: "ZEROS"}
-ACC_FORMAT = {0: "I32", 1: "I40", 2: "F16"}
-ACTIVATION_FUNCTION = {0: "NONE", 3: "TANH", 4: "SIGMOID", **{16 + i: f"TABLE_{i}" for i in range(8)}}
-ACTIVATION_CLIP_RANGE = {0: "OFM_PRECISION", 2: "FORCE_UINT8", 3: "FORCE_INT8", 5: "FORCE_INT16"}
-WEIGHT_ORDER = {0: "DEPTH_FIRST", 1: "PART_KERNEL_FIRST"}
-KERNEL_DECOMPOSITION = {0: "D8X8", 1: "D4X4"}
-KERNEL_DILATION = {0: "NONE", 1: "X2"}
-PARALLEL_MODE = {0: "SINGLE_CORE", 1: "DUAL_CORE_DEPTH"}
-DMA_REGION_MODE = {0: "EXTERNAL", 1: "INTERNAL"}
-DMA_STRIDE_MODE = {0: "D1", 1: "D2", 2: "D3"}
-OPERAND_ORDER = {0: "ORDER_B", 1: "ORDER_A"}
+SIGNEDNESS = Codes({0: "unsigned", 1: "signed"})
+IFM_SCALE_MODE = Codes({0: "OPA_OPB_16", 1: "OPA_32", 2: "OPB_32"})
+OFM_SCALE_MODE = Codes({0: "PER_CHANNEL", 1: "GLOBAL"})
+ROUND_MODE = Codes({0: "DBL", 1: "TRUNCATE", 2: "NATURAL"})
+UPSCALE_MODE = Codes({0: "NONE", 1: "NEAREST", 2: "ZEROS"})
+ACC_FORMAT = Codes({0: "I32", 1: "I40", 2: "F16"})
+ACTIVATION_FUNCTION = Codes({0: "NONE", 3: "TANH", 4: "SIGMOID", **{16 + i: f"TABLE_{i}" for i in range(8)}})
+ACTIVATION_CLIP_RANGE = Codes({0: "OFM_PRECISION", 2: "FORCE_UINT8", 3: "FORCE_INT8", 5: "FORCE_INT16"})
+WEIGHT_ORDER = Codes({0: "DEPTH_FIRST", 1: "PART_KERNEL_FIRST"})
+KERNEL_DECOMPOSITION = Codes({0: "D8X8", 1: "D4X4"})
+KERNEL_DILATION = Codes({0: "NONE", 1: "X2"})
+PARALLEL_MODE = Codes({0: "SINGLE_CORE", 1: "DUAL_CORE_DEPTH"})
+DMA_REGION_MODE = Codes({0: "EXTERNAL", 1: "INTERNAL"})
+DMA_STRIDE_MODE = Codes({0: "D1", 1: "D2", 2: "D3"})
+OPERAND_ORDER = Codes({0: "ORDER_B", 1: "ORDER_A"})
 
-ROUND_DBL, ROUND_TRUNCATE, ROUND_NATURAL = 0, 1, 2
+ROUND_DBL, ROUND_TRUNCATE, ROUND_NATURAL = ROUND_MODE.DBL, ROUND_MODE.TRUNCATE, ROUND_MODE.NATURAL
+#: the built-in (non-LUT) activation functions
+ACTIVATION_BUILTIN = (ACTIVATION_FUNCTION.TANH, ACTIVATION_FUNCTION.SIGMOID)
+#: elementwise modes with one operand (no IFM2)
+UNARY_ELEMENTWISE_MODES = ("ABS", "CLZ", "LRELU")
 
-# ------------------------------------------------------------------------------------------ field sets
+# ================================================================================ command fields
 F16 = (Field("value", 0, 16),)
 F16S = (Field("value", 0, 16, signed=True),)
 _REGION = (Field("region", 0, 3), Field("custom_dma_cs", 15, 1))
@@ -166,7 +223,7 @@ _IFM2_BROADCAST = (
 _SHIFT = (Field("shift", 0, 6),)
 _ADDR_HI = (Field("addr_hi", 0, 8),)
 
-# ------------------------------------------------------------------------------------------ the table
+# ================================================================================ the commands
 _DEFS: list[CommandDef] = []
 
 
@@ -290,7 +347,7 @@ BY_NAME: dict[str, CommandDef] = {d.name: d for d in _DEFS}
 assert len(COMMANDS) == len(_DEFS) and len(BY_NAME) == len(_DEFS)
 
 
-class _Codes:
+class _CommandCodes:
     """Attribute access to command codes: ``CODE.NPU_SET_IFM_BASE0 == 0x4000``."""
 
     def __getattr__(self, name):
@@ -303,58 +360,10 @@ class _Codes:
         return list(BY_NAME)
 
 
-CODE = _Codes()
+CODE = _CommandCodes()
 
-# Convenience constants for the operations
-NPU_OP_STOP = 0x000
-NPU_OP_IRQ = 0x001
-NPU_OP_CONV = 0x002
-NPU_OP_DEPTHWISE = 0x003
-NPU_OP_POOL = 0x005
-NPU_OP_ELEMENTWISE = 0x006
-NPU_OP_DMA_START = 0x010
-NPU_OP_DMA_WAIT = 0x011
-NPU_OP_KERNEL_WAIT = 0x012
-NPU_OP_PMU_MASK = 0x013
-
-
-def lookup(code: int) -> CommandDef | None:
-    return COMMANDS.get(code)
-
-
-def decode_fields(cdef: CommandDef, value: int, param: int = 0) -> dict:
-    """Field values (ints) of a command's param (CMD0) or payload + param (CMD1)."""
-    out = {f.name: f.get(value) for f in cdef.fields}
-    for f in cdef.param_fields:
-        out[f.name] = f.get(param)
-    return out
-
-
-def format_fields(cdef: CommandDef, value: int, param: int = 0, *, is_u65: bool = False) -> str:
-    """A short human-readable rendering of a command's fields (used by the disassembler)."""
-    if cdef.kind == "op":
-        if not cdef.fields:
-            return ""
-        if cdef.name in ("NPU_OP_POOL", "NPU_OP_ELEMENTWISE"):
-            return cdef.fields[0].text(value)
-        return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields)
-    if cdef.has_payload:
-        if cdef.name in ("NPU_SET_OFM_SCALE", "NPU_SET_OPA_SCALE"):
-            return f"scale={value} shift={param & 0x3F}"
-        if cdef.name == "NPU_SET_OPB_SCALE":
-            return f"scale={value & 0xFFFF}"
-        if cdef.address:
-            v = value
-            bits = 32
-            if is_u65:
-                v |= (param & 0xFF) << 32
-                bits = 40
-            if cdef.signed_address and v >> (bits - 1):
-                return str(v - (1 << bits))
-            return f"0x{v:x}"
-        return f"0x{value:x}"
-    if cdef.fields == F16:
-        return str(value & 0xFFFF)
-    if cdef.fields == F16S:
-        return str(F16S[0].get(value))
-    return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields if f.get(value) or f.enum is not None)
+# The operation codes by name
+(NPU_OP_STOP, NPU_OP_IRQ, NPU_OP_CONV, NPU_OP_DEPTHWISE, NPU_OP_POOL, NPU_OP_ELEMENTWISE, NPU_OP_DMA_START,
+ NPU_OP_DMA_WAIT, NPU_OP_KERNEL_WAIT, NPU_OP_PMU_MASK) = (BY_NAME[n].code for n in (
+    "NPU_OP_STOP", "NPU_OP_IRQ", "NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE",
+    "NPU_OP_DMA_START", "NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT", "NPU_OP_PMU_MASK"))
