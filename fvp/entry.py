@@ -34,7 +34,7 @@ def guarded(prog: str, body, usage_errors: tuple = ()) -> int:
             return _broken_pipe()
         for line in error_lines(e):
             print(f"{prog}: error: {line}", file=sys.stderr)
-        return EXIT_USAGE
+        return getattr(e, "exit_status", EXIT_USAGE)  # an error after the run says its own (a lost output: 1)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

@@ -143,13 +143,13 @@ class BusPort:
         self._cpu.charge("memcpy_byte", len(data))
         return data
 
-    def host_write_file(self, path: str, data: bytes) -> bool:
-        try:
-            with open(self.host_path(path), "wb") as f:
-                f.write(data)
-        except OSError:
-            return False
-        return True
+    def host_write_file(self, path: str, data: bytes):
+        """SYS_OPEN + SYS_WRITE + SYS_CLOSE of a host file, written atomically (``fvp.safe_write``: a temporary
+        file renamed into place when complete, so a failed write leaves what was there). Returns the
+        ``WriteResult`` (``opened``, ``written``, ``errno``, ``strerror``; ``ok``)."""
+        from .safe_write import write_file
+
+        return write_file(self.host_path(path), data)
 
     def exit(self, code: int = 0) -> None:
         """SYS_EXIT: end the simulation with an application exit code."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .errors import ConfigError
+from .errors import ConfigError, FvpError
 
 _PS = 10 ** 12
 
@@ -294,21 +294,29 @@ def trace_events(platform, result) -> list:
 
 
 def check_trace_path(path: str) -> None:
-    """Fail early (``ConfigError``, exit 2) when the trace file cannot be created."""
-    try:
-        with open(path, "w"):
-            pass
-    except OSError as e:
-        raise ConfigError(f"--trace {path}: cannot write the trace: {e.strerror or e}") from None
+    """Fail early (``ConfigError``, exit 2) when the trace file cannot be created; an existing file is left as
+    it is (it is replaced only by a complete trace, ``write_trace``)."""
+    from .safe_write import check_writable
+
+    res = check_writable(path)
+    if not res.ok:
+        raise ConfigError(f"--trace {path}: cannot write the trace: {res.strerror}")
+
+
+class TraceWriteError(FvpError):
+    """The trace of a finished run could not be written (exit status 1: the run's output is lost)."""
+
+    exit_status = 1
 
 
 def write_trace(platform, result, path: str) -> None:
-    """Write the run's trace as Chrome/Perfetto JSON; an unwritable path raises ``ConfigError`` (exit 2)."""
+    """Write the run's trace as Chrome/Perfetto JSON, atomically: a failed write (full disk, ...) leaves what
+    was at ``path`` and raises ``TraceWriteError`` with the reason (one line, exit status 1)."""
+    from .safe_write import write_file
+
     doc = {"traceEvents": trace_events(platform, result), "displayTimeUnit": "ns",
            "otherData": {"generator": "fvp", "board": platform.spec.name,
                          "time": "simulated; ts/dur in microseconds"}}
-    try:
-        with open(path, "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
-    except OSError as e:
-        raise ConfigError(f"--trace {path}: cannot write the trace: {e.strerror or e}") from None
+    res = write_file(path, json.dumps(doc, separators=(",", ":")).encode())
+    if not res.ok:
+        raise TraceWriteError(f"--trace {path}: cannot write the trace: {res.strerror}")
