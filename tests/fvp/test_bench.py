@@ -14,8 +14,19 @@ def test_bench_smoke(tmp_path):
     (row,) = data["programs"]
     assert row["exit_code"] == 0 and row["min_s"] > 0 and row["peak_rss_bytes"] > 0
     assert row["npu_cycles"] > 0 and row["macs"] == 0
+    assert row["median_cpu_s"] > 0 and row["gemm_macs_per_s"] > 0
 
 
 def test_bench_missing_program():
     rc, out, err = run_fvp("bench", "nope.bpte", "--no-process")
     assert rc == 2 and "nope.bpte" in err and "Traceback" not in err
+
+
+def test_bench_reports_a_failed_run_as_a_failure(tmp_path):
+    out_json = tmp_path / "bench.json"
+    rc, out, err = run_fvp("bench", CORPUS / "mobilenet_v1_025_u55-128.bpte", "--target", "ethos-u55-64",
+                           "--repeat", "1", "--json", out_json)
+    assert rc == 1 and "Traceback" not in err
+    assert "FAILED: the run failed: exit status 1" in out
+    (row,) = json.loads(out_json.read_text())["programs"]
+    assert row["exit_code"] == 1 and "error" in row and "min_s" not in row
