@@ -241,6 +241,52 @@ def run_cli(rng: random.Random) -> Outcome:
     return Outcome("ok" if rc == 0 else "clean_failure", f"exit {rc}", time.monotonic() - t)
 
 
+# ------------------------------------------------------------------------------------------ tamper
+# One-byte changes that must not give an answer: a bundled method left with no outputs (or fewer than the test
+# case expects), a Double EValue that a kernel reads as a float retyped as an Int, an Ethos-U output record
+# whose elem_size, offset or shape no longer fits its tensor. A run that exits 0 on one is a silent wrong
+# answer ("silent"); other EValue retypings only must not crash.
+_TAMPER_SEEDS = ["add_u55-128.bpte", "mul_u55-128.bpte", "softmax_u55-128.bpte", "linear_u55-128.bpte", "add_q.pte"]
+
+
+def tamper_case(rng: random.Random) -> Outcome:
+    sys.path.insert(0, str(ROOT / "tools"))
+    import tamper
+
+    name = rng.choice(_TAMPER_SEEDS)
+    data = bytearray((CORPUS / name).read_bytes())
+    img = bytes(data)
+    kind = rng.choice(["outputs", "double_as_int", "any_tag", "vela_elem_size", "vela_offset", "vela_shape"])
+    must_fail = True
+    if kind == "outputs" and name.endswith(".bpte"):
+        pos, n = tamper.outputs_count(img)
+        data[pos] = rng.randrange(n)
+    elif kind == "double_as_int" and tamper.double_used_as_float(img):
+        idx = rng.choice(tamper.double_used_as_float(img))
+        data[{i: p for i, _, p in tamper.evalue_tags(img)}[idx]] = 2
+    elif kind.startswith("vela") and tamper.vela_output_records(img):
+        rec = rng.choice(tamper.vela_output_records(img))
+        if kind == "vela_elem_size":
+            data[rec["elem_size"]] = rng.choice([v for v in (0, 2, 3, 4, 8, 255) if v != rec["io"].elem_size])
+        elif kind == "vela_offset":
+            struct.pack_into("<i", data, rec["offset"], rec["scratch_size"] + rng.randrange(1, 4096))
+        else:
+            d = rng.randrange(len(rec["shape"]))
+            struct.pack_into("<i", data, rec["shape"][d], rec["io"].raw_shape[d] + rng.randint(1, 64))
+            # a longer innermost dimension is Vela's row padding (the copy back drops it): allowed
+            must_fail = d != len(rec["shape"]) - 1
+    else:
+        must_fail = False
+        tags = tamper.evalue_tags(img)
+        _, _, pos = rng.choice(tags)
+        data[pos] = rng.randrange(13)
+    o = run_program(bytes(data))
+    o.artifact = bytes(data)
+    if must_fail and o.kind == "ok":
+        o.kind, o.detail = "silent", f"{name} {kind}: exit 0 on a program that must fail"
+    return o
+
+
 def _program_case(mutator):
     def case(rng):
         image = mutator(rng)
@@ -255,6 +301,7 @@ TARGETS = {
     "stream": _program_case(mutate_stream),
     "overrides": run_overrides,
     "cli": run_cli,
+    "tamper": tamper_case,
 }
 
 
@@ -274,7 +321,7 @@ def campaign(cases: int, seed: int = 0, targets=None, progress=False, dump: Path
         slowest = max(slowest, o.seconds)
         if o.kind == "clean_failure":
             errors[o.detail] += 1
-        elif o.kind in ("crash", "hang"):
+        elif o.kind in ("crash", "hang", "silent"):
             crashes.append({"target": name, "case": i, "kind": o.kind, "detail": o.detail})
             if dump is not None and o.artifact is not None:
                 dump.mkdir(parents=True, exist_ok=True)
