@@ -12,7 +12,11 @@ a comparable program exists in the corpus, and says which published rows cannot 
 Nothing is hard-coded except the published reference numbers (cited); everything of ours is computed by
 running the simulator. ``--fast`` runs a small subset (for the tests).
 
+``--per-op [PROGRAM ...]`` prints instead, per network, every operation Vela scheduled with our cycles beside
+Vela's per-layer estimate (tools/vela_per_op.py; docs/timing.md section 4.1).
+
 Usage: python tools/validate_cycles.py [--fast] [--corpus DIR]
+       python tools/validate_cycles.py --per-op [PROGRAM ...]
 """
 
 from __future__ import annotations
@@ -109,7 +113,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fast", action="store_true", help="a small subset (for the tests)")
     ap.add_argument("--corpus", default=str(ROOT / "tests" / "data" / "corpus"), help="corpus directory")
+    ap.add_argument("--per-op", action="store_true",
+                    help="per-operation table against Vela's per-layer estimate (tools/vela_per_op.py)")
+    ap.add_argument("programs", nargs="*", help="with --per-op: the programs (default: every cached one)")
     args = ap.parse_args(argv)
+    if args.per_op:
+        sys.path.insert(0, str(ROOT / "tools"))
+        import vela_per_op
+
+        return vela_per_op.main([*args.programs, "--corpus", args.corpus])
     corpus = Path(args.corpus)
     files = sorted(corpus.glob("*.bpte")) + sorted(corpus.glob("*.pte"))
     if args.fast:
