@@ -340,7 +340,7 @@ def compare_program(path: Path, cache: dict | None = None, streams=None) -> dict
         if not srow["exact"]:
             out["problems"].append(
                 f"stream {si}: Vela's stream for {entry.get('oracle')}/{d['tosa']} is not byte-identical to the "
-                f"program's (a separate compile of the same network: other quantisation); mapped by structure "
+                f"program's (a separate compile of the same network: the bytes differ); mapped by structure "
                 f"(same kernel operations, kinds and OFM shapes, in the same order)")
         groups, problems = map_stream(per_op, d["ops"])
         out["problems"] += [f"stream {si}: {p}" for p in problems]
