@@ -113,6 +113,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fast", action="store_true", help="a small subset (for the tests)")
     ap.add_argument("--corpus", default=str(ROOT / "tests" / "data" / "corpus"), help="corpus directory")
+    ap.add_argument("--mlek-models", metavar="DIR", default=None,
+                    help="MLEK's .tflite models (KWS/AD MicroNet-M): same-graph anchors via tools/tflite_npu.py")
     ap.add_argument("--per-op", action="store_true",
                     help="per-operation table against Vela's per-layer estimate (tools/vela_per_op.py)")
     ap.add_argument("programs", nargs="*", help="with --per-op: the programs (default: every cached one)")
@@ -214,6 +216,16 @@ def main(argv=None) -> int:
               f"({run.pmu.get('cycle_cntr', 0) / p['cycles']:.2f}x), AXI0 read beats {run.pmu.get('cntr0', 0)}; "
               f"probably the same program (its AXI0 reads match); a single elementwise operation, so the cycles are "
               f"the fixed costs: command fetch over AXI1, memory latencies")
+    if args.mlek_models:  # the same graphs as MLEK's published FVP figures (tools/tflite_npu.py)
+        sys.path.insert(0, str(ROOT / "tools"))
+        import tflite_npu
+
+        print(f"same-graph anchors: MLEK's models from {args.mlek_models}, their Ethos-U part on our NPU model")
+        try:
+            tflite_npu.run_paths([args.mlek_models])
+        except tflite_npu.ToolError as e:
+            ok = False
+            print(f"  error: {e}")
     print("not reproducible here:")
     for row, what, why in NOT_REPRODUCIBLE:
         print(f"  row {row}: {what}: {why}")
