@@ -1,12 +1,10 @@
 """The Cortex-M55 private peripheral bus pieces the runner uses, and the interrupt controller.
 
-* DWT (ARM DDI0553, Armv8-M ARM): DWT_CTRL 0xE000_1000, DWT_CYCCNT 0xE000_1004;
-  DCB DEMCR 0xE000_EDFC (TRCENA bit 24 gates the counters).
-* Armv8.1-M PMU at 0xE000_3000: PMU_CCNTR 0x07C, PMU_CNTENSET 0xC00 (bit 31 = CCNTR), PMU_CNTENCLR 0xC20,
-  PMU_CTRL 0xE04 (bit0 E enable, bit2 C cycle-counter reset). This is what ExecuTorch's perf monitor reads
-  through CMSIS ``ARM_PMU_Get_CCNTR``.
-* SCB CPUID 0xE000_ED00 reads 0x410FD220 (Cortex-M55 r0p0, as the FVP reports).
-* NVIC ISER/ICER/ISPR/ICPR (0xE000_E100.. ) accept writes; pending state is kept by ``InterruptController``.
+Registers from :mod:`hwdesc.cortex_m55`, dispatched by a :class:`~fvp.devices.regbank.RegisterBank`:
+the DWT cycle counter (DWT_CTRL, DWT_CYCCNT), the Armv8.1-M PMU cycle counter (PMU_CCNTR, PMU_CNTENSET/CLR,
+PMU_CTRL: what ExecuTorch's perf monitor reads through CMSIS ``ARM_PMU_Get_CCNTR``), SCB CPUID (reads
+0x410FD220, Cortex-M55 r0p0, as the FVP reports), DCB DEMCR (TRCENA bit 24 gates the counters) and NVIC
+ISER/ICER/ICPR (ISPR reads the pending lines; pending state is kept by ``InterruptController``).
 
 The cycle counters count CPU clock cycles of simulated time (including time asleep in WFI), which is what
 the hardware counters do; CPU timing itself comes from the cost model.
@@ -14,9 +12,17 @@ the hardware counters do; CPU timing itself comes from the cost model.
 
 from __future__ import annotations
 
-from ..bus import Device
+from hwdesc.cortex_m55 import CPUID_M55_R0P0, REGISTERS
 
-CPUID_M55_R0P0 = 0x410FD220
+from ..bus import Device
+from .regbank import RegisterBank, register_property
+
+_CYCCNTENA = REGISTERS.DWT_CTRL.mask("CYCCNTENA")
+_PMU_E, _PMU_P, _PMU_C = (REGISTERS.PMU_CTRL.mask(n) for n in ("E", "P", "C"))
+_CNT_C = REGISTERS.PMU_CNTENSET.mask("C")
+_TRCENA = REGISTERS.DEMCR.mask("TRCENA")
+
+__all__ = ["CortexM55System", "InterruptController", "CPUID_M55_R0P0"]
 
 
 class InterruptController:
@@ -42,90 +48,85 @@ class InterruptController:
         return n
 
 
+def _lines(word: int, value: int) -> list[int]:
+    """The interrupt numbers of the 1 bits of ``value`` written to NVIC word ``word``."""
+    return [32 * word + i for i in range(32) if value >> i & 1]
+
+
 class CortexM55System(Device):
-    DWT_CTRL, DWT_CYCCNT = 0x1000, 0x1004
-    PMU = 0x3000
-    PMU_CCNTR, PMU_CNTENSET, PMU_CNTENCLR, PMU_CTRL = 0x07C, 0xC00, 0xC20, 0xE04
-    NVIC_ISER, NVIC_ICER, NVIC_ISPR, NVIC_ICPR = 0xE100, 0xE180, 0xE200, 0xE280
-    CPUID, DEMCR = 0xED00, 0xEDFC
+    demcr = register_property("DEMCR")
+    dwt_ctrl = register_property("DWT_CTRL")
+    pmu_ctrl = register_property("PMU_CTRL")
+    pmu_cnten = register_property("PMU_CNTENSET")
 
     def __init__(self, name: str, cpu_cycles, nvic: InterruptController, guest_error=None):
         self.name = name
         self._cycles = cpu_cycles  # callable -> current CPU cycle count
         self.nvic = nvic
         self.guest_error = guest_error or (lambda msg: None)
+        self.regs = RegisterBank(REGISTERS, read={
+            "DWT_CYCCNT": self._read_dwt_cyccnt,
+            "PMU_CCNTR": self._read_ccntr,
+            "NVIC_ISER": lambda i: 0, "NVIC_ICER": lambda i: 0, "NVIC_ICPR": lambda i: 0,
+            "NVIC_ISPR": lambda i: sum(1 << (n - 32 * i) for n in self.nvic.pending if 32 * i <= n < 32 * i + 32),
+        }, write={
+            "DWT_CTRL": self._write_dwt_ctrl,
+            "DWT_CYCCNT": self._write_dwt_cyccnt,
+            "PMU_CCNTR": lambda value: None,
+            "PMU_CTRL": self._write_pmu_ctrl,
+            "PMU_CNTENSET": lambda value: self._update_cnten(self.pmu_cnten | value),
+            "PMU_CNTENCLR": lambda value: self._update_cnten(self.pmu_cnten & ~value),
+            "NVIC_ISER": lambda i, value: self.nvic.enabled.update(_lines(i, value)),
+            "NVIC_ICER": lambda i, value: self.nvic.enabled.difference_update(_lines(i, value)),
+            "NVIC_ISPR": lambda i, value: None,
+            "NVIC_ICPR": lambda i, value: [self.nvic.clear(n) for n in _lines(i, value)],
+        }, read_only=lambda reg, value: self.guest_error(f"{self.name}: write to read-only {reg.name}"))
         self.reset()
 
     def reset(self) -> None:
-        self.demcr = 0
-        self.dwt_ctrl = 0x40000000
+        self.regs.reset()
         self.dwt_base = 0
-        self.pmu_ctrl = 0
-        self.pmu_cnten = 0
         self.ccntr_base = 0
         self.ccntr_frozen = 0
 
     def _ccntr_running(self) -> bool:
-        return bool(self.pmu_ctrl & 1 and self.pmu_cnten & (1 << 31) and self.demcr & (1 << 24))
+        return bool(self.pmu_ctrl & _PMU_E and self.pmu_cnten & _CNT_C and self.demcr & _TRCENA)
 
     def read(self, offset: int, size: int) -> int:
-        if offset == self.DWT_CYCCNT:
-            return (self._cycles() - self.dwt_base) & 0xFFFFFFFF if self.dwt_ctrl & 1 else self.dwt_base & 0xFFFFFFFF
-        if offset == self.DWT_CTRL:
-            return self.dwt_ctrl
-        if offset == self.PMU + self.PMU_CCNTR:
-            return ((self._cycles() - self.ccntr_base) if self._ccntr_running() else self.ccntr_frozen) & 0xFFFFFFFF
-        if offset == self.PMU + self.PMU_CTRL:
-            return self.pmu_ctrl
-        if offset in (self.PMU + self.PMU_CNTENSET, self.PMU + self.PMU_CNTENCLR):
-            return self.pmu_cnten
-        if offset == self.CPUID:
-            return CPUID_M55_R0P0
-        if offset == self.DEMCR:
-            return self.demcr
-        if self.NVIC_ISPR <= offset < self.NVIC_ISPR + 64:
-            base = (offset - self.NVIC_ISPR) * 8
-            return sum(1 << (n - base) for n in self.nvic.pending if base <= n < base + 32)
-        return 0
+        value = self.regs.read(offset)
+        return 0 if value is None else value
 
     def write(self, offset: int, value: int, size: int) -> None:
+        self.regs.write(offset, value)
+
+    def _read_dwt_cyccnt(self) -> int:
+        return (self._cycles() - self.dwt_base) & 0xFFFFFFFF if self.dwt_ctrl & _CYCCNTENA else self.dwt_base & 0xFFFFFFFF
+
+    def _read_ccntr(self) -> int:
+        return ((self._cycles() - self.ccntr_base) if self._ccntr_running() else self.ccntr_frozen) & 0xFFFFFFFF
+
+    def _write_dwt_ctrl(self, value: int) -> None:
+        if (value & _CYCCNTENA) and not (self.dwt_ctrl & _CYCCNTENA):
+            self.dwt_base = self._cycles() - self.dwt_base
+        self.dwt_ctrl = value
+
+    def _write_dwt_cyccnt(self, value: int) -> None:
+        self.dwt_base = self._cycles() - value if self.dwt_ctrl & _CYCCNTENA else value
+
+    def _write_pmu_ctrl(self, value: int) -> None:
         now = self._cycles()
-        if offset == self.DWT_CTRL:
-            if (value & 1) and not (self.dwt_ctrl & 1):
-                self.dwt_base = now - self.dwt_base
-            self.dwt_ctrl = value
-        elif offset == self.DWT_CYCCNT:
-            self.dwt_base = now - value if self.dwt_ctrl & 1 else value
-        elif offset == self.DEMCR:
-            self.demcr = value
-        elif offset == self.PMU + self.PMU_CTRL:
-            running = self._ccntr_running()
-            if value & 0x4:  # C: reset the cycle counter
-                self.ccntr_base = now
-                self.ccntr_frozen = 0
-            self.pmu_ctrl = value & ~0x6
-            self._update_running(running, now)
-        elif offset == self.PMU + self.PMU_CNTENSET:
-            running = self._ccntr_running()
-            self.pmu_cnten |= value
-            self._update_running(running, now)
-        elif offset == self.PMU + self.PMU_CNTENCLR:
-            running = self._ccntr_running()
-            self.pmu_cnten &= ~value
-            self._update_running(running, now)
-        elif self.NVIC_ISER <= offset < self.NVIC_ISER + 64:
-            base = (offset - self.NVIC_ISER) * 8
-            self.nvic.enabled |= {base + i for i in range(32) if value >> i & 1}
-        elif self.NVIC_ICER <= offset < self.NVIC_ICER + 64:
-            base = (offset - self.NVIC_ICER) * 8
-            self.nvic.enabled -= {base + i for i in range(32) if value >> i & 1}
-        elif self.NVIC_ICPR <= offset < self.NVIC_ICPR + 64:
-            base = (offset - self.NVIC_ICPR) * 8
-            for i in range(32):
-                if value >> i & 1:
-                    self.nvic.clear(base + i)
-        elif offset == self.CPUID:
-            self.guest_error(f"{self.name}: write to read-only CPUID")
+        running = self._ccntr_running()
+        if value & _PMU_C:  # reset the cycle counter
+            self.ccntr_base = now
+            self.ccntr_frozen = 0
+        self.pmu_ctrl = value & ~(_PMU_P | _PMU_C)
+        self._update_running(running, now)
+
+    def _update_cnten(self, cnten: int) -> None:
+        now = self._cycles()
+        running = self._ccntr_running()
+        self.pmu_cnten = cnten
+        self._update_running(running, now)
 
     def _update_running(self, was_running: bool, now: int) -> None:
         running = self._ccntr_running()

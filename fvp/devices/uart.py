@@ -1,22 +1,25 @@
 """Arm CMSDK APB UART (ARM DDI0479C, "Cortex-M System Design Kit Technical Reference Manual", 4.2).
 
-Registers: DATA 0x000, STATE 0x004 (bit0 TX buffer full, bit1 RX buffer full, bit2 TX overrun, bit3 RX
-overrun), CTRL 0x008 (bit0 TX enable, bit1 RX enable, bits 2-5 interrupt enables, bit6 high-speed test),
-INTSTATUS/INTCLEAR 0x00C, BAUDDIV 0x010. The model transmits instantly (TX never full), has no receiver, and
-implements the FVP's ``shutdown_on_eot`` (0x04 stops the simulation) and ``shutdown_tag`` options.
+Registers from :mod:`hwdesc.cmsdk_uart` (DATA, STATE, CTRL, INTSTATUS/INTCLEAR, BAUDDIV), dispatched by a
+:class:`~fvp.devices.regbank.RegisterBank`. The model transmits instantly (TX never full), has no receiver (DATA
+and STATE read 0; the STATE overrun flags are not modelled, a write to STATE is reported), and implements the
+FVP's ``shutdown_on_eot`` (0x04 stops the simulation) and ``shutdown_tag`` options.
 """
 
 from __future__ import annotations
 
+from hwdesc.cmsdk_uart import BAUDDIV_MIN, EOT, REGISTERS
+
 from ..bus import Device
 from ..errors import SimulationStop
+from .regbank import RegisterBank, register_property
 
-DATA, STATE, CTRL, INTSTATUS, BAUDDIV = 0x000, 0x004, 0x008, 0x00C, 0x010
-CTRL_TX_EN = 1 << 0
-EOT = 0x04
+CTRL_TX_EN = REGISTERS.CTRL.mask("tx_en")
 
 
 class CmsdkUart(Device):
+    ctrl = register_property("CTRL")
+
     def __init__(self, name: str, sink, shutdown_on_eot: bool = True, shutdown_tag: str | None = None,
                  unbuffered: bool = False, guest_error=None):
         self.name = name
@@ -26,45 +29,46 @@ class CmsdkUart(Device):
         self.unbuffered = unbuffered
         self.guest_error = guest_error or (lambda msg: None)
         self.transmitted = 0
+        self.regs = RegisterBank(REGISTERS, read={
+            "DATA": lambda: 0,  # no receiver modelled
+            "STATE": lambda: 0,  # TX never full
+        }, write={
+            "DATA": self._write_data,
+            "STATE": lambda value: self._unimplemented_write(REGISTERS.STATE.offset),
+            "CTRL": lambda value: self.regs.__setitem__("CTRL", value & REGISTERS.CTRL.mask()),
+            "BAUDDIV": self._write_bauddiv,
+        })
         self.reset()
 
     def reset(self) -> None:
-        self.ctrl = 0
-        self.bauddiv = 0
-        self.intstatus = 0
+        self.regs.reset()
         self._line = bytearray()
         self._tail = b""
 
     def read(self, offset: int, size: int) -> int:
-        if offset == DATA:
-            return 0  # no receiver modelled
-        if offset == STATE:
-            return 0  # TX never full
-        if offset == CTRL:
-            return self.ctrl
-        if offset == INTSTATUS:
-            return self.intstatus
-        if offset == BAUDDIV:
-            return self.bauddiv
-        self.guest_error(f"{self.name}: read of unimplemented register offset 0x{offset:03x}")
-        return 0
+        value = self.regs.read(offset)
+        if value is None:
+            self.guest_error(f"{self.name}: read of unimplemented register offset 0x{offset:03x}")
+            return 0
+        return value
 
     def write(self, offset: int, value: int, size: int) -> None:
-        if offset == DATA:
-            if not self.ctrl & CTRL_TX_EN:
-                self.guest_error(f"{self.name}: write to DATA while the transmitter is disabled (CTRL.TX_EN=0); byte dropped")
-                return
-            self._transmit(value & 0xFF)
-        elif offset == CTRL:
-            self.ctrl = value & 0x7F
-        elif offset == INTSTATUS:
-            self.intstatus &= ~value
-        elif offset == BAUDDIV:
-            if value < 16:
-                self.guest_error(f"{self.name}: BAUDDIV {value} is below the minimum of 16")
-            self.bauddiv = value & 0xFFFFF
-        else:
-            self.guest_error(f"{self.name}: write to unimplemented register offset 0x{offset:03x}")
+        if not self.regs.write(offset, value):
+            self._unimplemented_write(offset)
+
+    def _unimplemented_write(self, offset: int) -> None:
+        self.guest_error(f"{self.name}: write to unimplemented register offset 0x{offset:03x}")
+
+    def _write_data(self, value: int) -> None:
+        if not self.ctrl & CTRL_TX_EN:
+            self.guest_error(f"{self.name}: write to DATA while the transmitter is disabled (CTRL.TX_EN=0); byte dropped")
+            return
+        self._transmit(value & 0xFF)
+
+    def _write_bauddiv(self, value: int) -> None:
+        if value < BAUDDIV_MIN:
+            self.guest_error(f"{self.name}: BAUDDIV {value} is below the minimum of {BAUDDIV_MIN}")
+        self.regs["BAUDDIV"] = value & REGISTERS.BAUDDIV.mask()
 
     def write_bytes(self, data: bytes) -> None:
         """Transmit several bytes (what a firmware putc loop does), with the same EOT/tag handling."""

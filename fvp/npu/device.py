@@ -1,9 +1,9 @@
 """The Ethos-U55/U65 as a memory-mapped device: its registers, starting a command stream, completion, faults.
 
-Register map from the Arm Ethos-U core driver's ``ethosu55_interface.h`` (arch 1.1.0; research/ethosu.md 1.3):
-ID 0x000, STATUS 0x004, CMD 0x008, RESET 0x00C, QBASE 0x010/0x014, QREAD 0x018, QCONFIG 0x01C, QSIZE 0x020,
-PROT 0x024, CONFIG 0x028, LOCK 0x02C, REGIONCFG 0x03C, AXI_LIMIT0..3 0x040-0x04C, BASEP0..7 0x080+8n (high
-word +4, U65), PMU 0x180-0x1AC and 0x300-0x38C (see ``pmu.py``).
+Register map from :mod:`hwdesc.ethosu` (``MMIO_BASE``: ID, STATUS, CMD, RESET, QBASE, QREAD, QCONFIG, QSIZE,
+PROT, CONFIG, LOCK, REGIONCFG, AXI_LIMIT0..3, BASEP0..7 with a high word for the U65; ``MMIO_PMU``: see
+``pmu.py``), dispatched by a :class:`~fvp.devices.regbank.RegisterBank` with hooks for CMD, RESET, the high
+address words and the configuration-dependent ID and CONFIG.
 
 Behaviour: writing CMD.transition_to_running_state starts the stream at QBASE/QSIZE. The whole stream executes
 functionally at once on the host (``execute.execute_stream``), the timing model gives its duration in NPU
@@ -21,38 +21,30 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hwdesc.ethosu import MMIO_BASE
+
 from ..bus import Bus, Device
+from ..devices.regbank import RegisterBank, register_property
 from ..errors import BusFault, NpuFault
 from .pmu import Pmu
 
-ID, STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE, PROT, CONFIG, LOCK = (
-    0x000, 0x004, 0x008, 0x00C, 0x010, 0x014, 0x018, 0x01C, 0x020, 0x024, 0x028, 0x02C)
-REGIONCFG = 0x03C
-AXI_LIMIT0 = 0x040
-BASEP0 = 0x080
+_STATUS, _CMD = MMIO_BASE.STATUS, MMIO_BASE.CMD
 
 # STATUS bits
-ST_STATE_RUNNING = 1 << 0
-ST_IRQ_RAISED = 1 << 1
-ST_BUS_STATUS = 1 << 2
-ST_RESET_STATUS = 1 << 3
-ST_CMD_PARSE_ERROR = 1 << 4
-ST_CMD_END_REACHED = 1 << 5
-ST_PMU_IRQ_RAISED = 1 << 6
-ST_WD_FAULT = 1 << 7
-ST_ECC_FAULT = 1 << 8
-ST_FAULTING_INTERFACE = 1 << 11
-ST_FAULTING_CHANNEL_SHIFT = 12
+(ST_STATE_RUNNING, ST_IRQ_RAISED, ST_BUS_STATUS, ST_RESET_STATUS, ST_CMD_PARSE_ERROR, ST_CMD_END_REACHED,
+ ST_PMU_IRQ_RAISED, ST_WD_FAULT, ST_ECC_FAULT, ST_FAULTING_INTERFACE) = (_STATUS.mask(n) for n in (
+    "state", "irq_raised", "bus_status", "reset_status", "cmd_parse_error", "cmd_end_reached", "pmu_irq_raised",
+    "wd_fault", "ecc_fault", "faulting_interface"))
+ST_IRQ_HISTORY_0 = _STATUS.field("irq_history_mask").put(1)
 
 # CMD bits
-CMD_TRANSITION_TO_RUNNING = 1 << 0
-CMD_CLEAR_IRQ = 1 << 1
-CMD_CLOCK_Q_ENABLE = 1 << 2
-CMD_POWER_Q_ENABLE = 1 << 3
-CMD_STOP_REQUEST = 1 << 4
+(CMD_TRANSITION_TO_RUNNING, CMD_CLEAR_IRQ, CMD_CLOCK_Q_ENABLE, CMD_POWER_Q_ENABLE, CMD_STOP_REQUEST) = (
+    _CMD.mask(n) for n in ("transition_to_running_state", "clear_irq", "clock_q_enable", "power_q_enable",
+                           "stop_request"))
 
-CMD_RESET_VALUE = CMD_CLOCK_Q_ENABLE | CMD_POWER_Q_ENABLE
-_READ_ONLY = {ID: "ID", STATUS: "STATUS", QREAD: "QREAD", PROT: "PROT", CONFIG: "CONFIG"}
+#: registers that must not be written while a command stream runs
+_STREAM_SETUP = frozenset(off for name in ("QBASE", "QBASE_HI", "QSIZE", "REGIONCFG", "BASEP", "BASEP_HI")
+                          for off in MMIO_BASE[name].offsets)
 
 
 @dataclass
@@ -120,24 +112,52 @@ class EthosU(Device):
         self.timing_model = TimingModel(arch, system_config, memory_mode, enabled=(timing != "none"),
                                         params=timing_params)
         self.pmu = Pmu(arch, self)
+        self.regs = self._make_registers()
         self.shram = np.zeros(arch.shram_bytes, dtype=np.uint8)
         self.streams: list[StreamRecord] = []
         self._completion_seq = 0
         self.reset()
 
     # ------------------------------------------------------------------ registers
+    status = register_property("STATUS")
+    cmd = register_property("CMD")
+    qread = register_property("QREAD")
+    qconfig = register_property("QCONFIG")
+    qsize = register_property("QSIZE")
+    prot = register_property("PROT")
+    regioncfg = register_property("REGIONCFG")
+
+    def _make_registers(self) -> RegisterBank:
+        wide = self.arch.address_bits > 32  # the U65's 40-bit addresses: high words of QBASE and BASEPn
+
+        def high_word(name):
+            def write(*args):
+                if wide:
+                    self.regs.values[name][args[0] if len(args) == 2 else 0] = args[-1] & 0xFF
+            return write
+
+        return RegisterBank(MMIO_BASE, read={
+            "ID": lambda: self.arch.id_word,
+            "CONFIG": lambda: self.arch.config_word,
+        }, write={
+            "CMD": self._write_cmd,
+            "RESET": self._soft_reset,
+            "QBASE_HI": high_word("QBASE_HI"),
+            "BASEP_HI": high_word("BASEP_HI"),
+            "REGIONCFG": lambda value: setattr(self, "regioncfg", value & MMIO_BASE.REGIONCFG.mask()),
+        }, read_only=lambda reg, value: self.guest_error(
+            f"{self.name}: write of 0x{value:x} to read-only register {reg.name} (ignored)"))
+
+    @property
+    def qbase(self) -> int:
+        return self.regs["QBASE"] | self.regs["QBASE_HI"] << 32
+
+    @property
+    def basep(self) -> list:
+        return [lo | hi << 32 for lo, hi in zip(self.regs.values["BASEP"], self.regs.values["BASEP_HI"])]
+
     def reset(self) -> None:
-        self.status = 0
-        self.cmd = CMD_RESET_VALUE
-        self.qbase = 0
-        self.qread = 0
-        self.qconfig = 0
-        self.qsize = 0
-        self.prot = 0
-        self.lock = 0
-        self.regioncfg = 0
-        self.axi_limit = [0, 0, 0, 0]
-        self.basep = [0] * 8
+        self.regs.reset()
         self.running_until_ps = None
         self._completion_seq += 1  # cancels a pending completion
         self.pmu.reset()
@@ -146,86 +166,28 @@ class EthosU(Device):
         return (self.sim.now_ps * self.clock_hz) // 10 ** 12
 
     def read(self, offset: int, size: int) -> int:
-        if offset == ID:
-            return self.arch.id_word
-        if offset == STATUS:
-            return self.status
-        if offset == CMD:
-            return self.cmd
-        if offset == RESET:
-            return 0
-        if offset == QBASE:
-            return self.qbase & 0xFFFFFFFF
-        if offset == QBASE_HI:
-            return (self.qbase >> 32) if self.arch.address_bits > 32 else 0
-        if offset == QREAD:
-            return self.qread
-        if offset == QCONFIG:
-            return self.qconfig
-        if offset == QSIZE:
-            return self.qsize
-        if offset == PROT:
-            return self.prot
-        if offset == CONFIG:
-            return self.arch.config_word
-        if offset == LOCK:
-            return self.lock
-        if offset == REGIONCFG:
-            return self.regioncfg
-        if AXI_LIMIT0 <= offset < AXI_LIMIT0 + 16:
-            return self.axi_limit[(offset - AXI_LIMIT0) // 4]
-        if BASEP0 <= offset < BASEP0 + 64:
-            n, hi = divmod(offset - BASEP0, 8)
-            v = self.basep[n]
-            return (v >> 32) & 0xFF if hi else v & 0xFFFFFFFF
-        if self.pmu.handles(offset):
-            return self.pmu.read(offset)
-        return 0
+        value = self.regs.read(offset)
+        if value is None:
+            return self.pmu.read(offset) if self.pmu.handles(offset) else 0
+        return value
 
     def write(self, offset: int, value: int, size: int) -> None:
         value &= 0xFFFFFFFF
-        if self.status & ST_STATE_RUNNING and offset in (QBASE, QBASE_HI, QSIZE, REGIONCFG) or (
-                self.status & ST_STATE_RUNNING and BASEP0 <= offset < BASEP0 + 64):
+        if self.status & ST_STATE_RUNNING and offset in _STREAM_SETUP:
             self.guest_error(f"{self.name}: register offset 0x{offset:03x} written while a command stream is running")
-        if offset == CMD:
-            self._write_cmd(value)
-        elif offset == RESET:
-            self._soft_reset(value)
-        elif offset == QBASE:
-            self.qbase = (self.qbase & ~0xFFFFFFFF) | value
-        elif offset == QBASE_HI:
-            if self.arch.address_bits > 32:
-                self.qbase = (self.qbase & 0xFFFFFFFF) | ((value & 0xFF) << 32)
-        elif offset == QCONFIG:
-            self.qconfig = value
-        elif offset == QSIZE:
-            self.qsize = value
-        elif offset == LOCK:
-            self.lock = value
-        elif offset == REGIONCFG:
-            self.regioncfg = value & 0xFFFF
-        elif AXI_LIMIT0 <= offset < AXI_LIMIT0 + 16:
-            self.axi_limit[(offset - AXI_LIMIT0) // 4] = value
-        elif BASEP0 <= offset < BASEP0 + 64:
-            n, hi = divmod(offset - BASEP0, 8)
-            if hi:
-                if self.arch.address_bits > 32:
-                    self.basep[n] = (self.basep[n] & 0xFFFFFFFF) | ((value & 0xFF) << 32)
-            else:
-                self.basep[n] = (self.basep[n] & ~0xFFFFFFFF) | value
-        elif self.pmu.handles(offset):
+        if self.regs.write(offset, value):
+            return
+        if self.pmu.handles(offset):
             self.pmu.write(offset, value)
-        elif offset in _READ_ONLY:
-            self.guest_error(f"{self.name}: write of 0x{value:x} to read-only register {_READ_ONLY[offset]} (ignored)")
         else:
             self.guest_error(f"{self.name}: write of 0x{value:x} to unimplemented register offset 0x{offset:03x}")
 
     def _soft_reset(self, value: int) -> None:
-        pending_cpl = value & 1
-        pending_csl = (value >> 1) & 1
+        reset = MMIO_BASE.RESET
         self.pmu.sync()
         self.reset()
-        self.prot = pending_cpl | (pending_csl << 1)
+        self.prot = MMIO_BASE.PROT.pack(active_CPL=reset.get(value, "pending_CPL"),
+                                        active_CSL=reset.get(value, "pending_CSL"))
 
     def _write_cmd(self, value: int) -> None:
         if self.status & ST_STATE_RUNNING and value & CMD_TRANSITION_TO_RUNNING:
@@ -325,6 +287,6 @@ class EthosU(Device):
             self.status |= ST_WD_FAULT
         else:
             self.status |= ST_CMD_PARSE_ERROR
-        self.status |= ST_IRQ_RAISED | (1 << 16)
+        self.status |= ST_IRQ_RAISED | ST_IRQ_HISTORY_0
         self.raise_irq(self.irq)
 

@@ -1,10 +1,8 @@
 """The Ethos-U PMU: a 48-bit cycle counter with start/stop events and four 32-bit event counters (U55/U65).
 
-Registers (``ethosu55_interface.h``; research/ethosu.md 6): PMCR 0x180 ([0] cnt_en, [1] event_cnt_rst,
-[2] cycle_cnt_rst, [3] mask_en, [15:11] num_event_cnt), PMCNTENSET/CLR 0x184/0x188 (bit i = event counter i,
-bit 31 = cycle counter), PMOVSSET/CLR 0x18C/0x190, PMINTSET/CLR 0x194/0x198, PMCCNTR 0x1A0/0x1A4,
-PMCCNTR_CFG 0x1A8 ([9:0] start event, [25:16] stop event), PMCAXI_CHAN 0x1AC, PMEVCNTR0..3 0x300..0x30C,
-PMEVTYPER0..3 0x380..0x38C.
+Registers and event numbers from :mod:`hwdesc.ethosu` (``MMIO_PMU``, ``PMU_EVENT``), dispatched by a
+:class:`~fvp.devices.regbank.RegisterBank`: PMCR, PMCNTENSET/CLR, PMOVSSET/CLR, PMINTSET/CLR, PMCCNTR/_HI (two
+windows on the 48-bit counter), PMCCNTR_CFG (start and stop event), PMCAXI_CHAN, PMEVCNTR0..3, PMEVTYPER0..3.
 
 Counting: time-based events (CYCLE, NPU_IDLE, NPU_ACTIVE and the cycle counter) accumulate from simulated time
 at the NPU clock, split into the intervals where a command stream runs and where the NPU is idle; traffic and
@@ -16,61 +14,64 @@ Simplified: PMCAXI_CHAN filtering, overflow interrupts and NPU_OP_PMU_MASK gatin
 
 from __future__ import annotations
 
-PMCR, PMCNTENSET, PMCNTENCLR, PMOVSSET, PMOVSCLR, PMINTSET, PMINTCLR = 0x180, 0x184, 0x188, 0x18C, 0x190, 0x194, 0x198
-PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG, PMCAXI_CHAN = 0x1A0, 0x1A4, 0x1A8, 0x1AC
-PMEVCNTR0, PMEVTYPER0 = 0x300, 0x380
+from hwdesc.ethosu import MMIO_PMU, PMU_EVENT
 
-# Hardware event numbers (research/ethosu.md 6)
-NO_EVENT = 0x00
-CYCLE = 0x11
-NPU_IDLE = 0x20
-NPU_ACTIVE = 0x23
-MAC_ACTIVE = 0x30
-AXI0_RD_DATA_BEAT_RECEIVED = 0x82
-AXI0_WR_DATA_BEAT_WRITTEN = 0x87
-AXI1_RD_DATA_BEAT_RECEIVED = 0x182
-AXI1_WR_DATA_BEAT_WRITTEN = 0x187
+from ..devices.regbank import RegisterBank, register_property
 
-EVENT_NAMES = {
-    NO_EVENT: "NO_EVENT", CYCLE: "CYCLE", NPU_IDLE: "NPU_IDLE", 0x21: "CC_STALLED_ON_BLOCKDEP",
-    0x22: "CC_STALLED_ON_SHRAM_RECONFIG", NPU_ACTIVE: "NPU_ACTIVE", MAC_ACTIVE: "MAC_ACTIVE",
-    0x31: "MAC_ACTIVE_8BIT", 0x32: "MAC_ACTIVE_16BIT", 0x33: "MAC_DPU_ACTIVE", 0x38: "MAC_ACTIVE_32BIT",
-    0x40: "AO_ACTIVE", 0x41: "AO_ACTIVE_8BIT", 0x42: "AO_ACTIVE_16BIT", 0x50: "WD_ACTIVE",
-    0x80: "AXI0_RD_TRANS_ACCEPTED", 0x81: "AXI0_RD_TRANS_COMPLETED", AXI0_RD_DATA_BEAT_RECEIVED: "AXI0_RD_DATA_BEAT_RECEIVED",
-    0x84: "AXI0_WR_TRANS_ACCEPTED", 0x85: "AXI0_WR_TRANS_COMPLETED_M", AXI0_WR_DATA_BEAT_WRITTEN: "AXI0_WR_DATA_BEAT_WRITTEN",
-    0x8C: "AXI0_ENABLED_CYCLES",
-    0x180: "AXI1_RD_TRANS_ACCEPTED", 0x181: "AXI1_RD_TRANS_COMPLETED", AXI1_RD_DATA_BEAT_RECEIVED: "AXI1_RD_DATA_BEAT_RECEIVED",
-    0x184: "AXI1_WR_TRANS_ACCEPTED", 0x185: "AXI1_WR_TRANS_COMPLETED_M", AXI1_WR_DATA_BEAT_WRITTEN: "AXI1_WR_DATA_BEAT_WRITTEN",
-    0x18C: "AXI1_ENABLED_CYCLES",
-}
+NO_EVENT, CYCLE, NPU_IDLE, NPU_ACTIVE = PMU_EVENT.NO_EVENT, PMU_EVENT.CYCLE, PMU_EVENT.NPU_IDLE, PMU_EVENT.NPU_ACTIVE
 
 _MASK32 = 0xFFFFFFFF
 _MASK48 = (1 << 48) - 1
+_PMCR = MMIO_PMU.PMCR
+_CNT_EN, _EVENT_CNT_RST, _CYCLE_CNT_RST = (_PMCR.mask(n) for n in ("cnt_en", "event_cnt_rst", "cycle_cnt_rst"))
+_PMCR_STORED = _PMCR.mask("cnt_en", "mask_en")
+_CYCLE_CNT = MMIO_PMU.PMCNTENSET.mask("CYCLE_CNT")
+_CFG_START = MMIO_PMU.PMCCNTR_CFG.field("cycle_cnt_cfg_start")
 
 
 class Pmu:
-    NUM_COUNTERS = 4
+    NUM_COUNTERS = _PMCR.get(_PMCR.reset, "num_event_cnt")
+
+    pmcr = register_property("PMCR")
+    cnten = register_property("PMCNTENSET")
+    ovs = register_property("PMOVSSET")
+    inten = register_property("PMINTSET")
+    ccntr_cfg = register_property("PMCCNTR_CFG")
+    axi_chan = register_property("PMCAXI_CHAN")
 
     def __init__(self, arch, device):
         self.arch = arch
         self.dev = device
+        self.regs = RegisterBank(MMIO_PMU, read={
+            "PMCCNTR": lambda: self.ccntr & _MASK32,
+            "PMCCNTR_HI": lambda: (self.ccntr >> 32) & MMIO_PMU.PMCCNTR_HI.mask(),
+        }, write={
+            "PMCR": self._write_pmcr,
+            "PMCNTENSET": lambda value: setattr(self, "cnten", self.cnten | value & MMIO_PMU.PMCNTENSET.mask()),
+            "PMCCNTR": lambda value: setattr(self, "ccntr", (self.ccntr & ~_MASK32) | value),
+            "PMCCNTR_HI": lambda value: setattr(self, "ccntr", (self.ccntr & _MASK32)
+                                                 | ((value & MMIO_PMU.PMCCNTR_HI.mask()) << 32)),
+            "PMCCNTR_CFG": lambda value: setattr(self, "ccntr_cfg", value & MMIO_PMU.PMCCNTR_CFG.mask()),
+            "PMEVTYPER": lambda i, value: self.evtype.__setitem__(i, value & MMIO_PMU.PMEVTYPER.mask()),
+        })
         self.reset()
 
+    @property
+    def evcntr(self) -> list:
+        return self.regs.values["PMEVCNTR"]
+
+    @property
+    def evtype(self) -> list:
+        return self.regs.values["PMEVTYPER"]
+
     def reset(self) -> None:
-        self.pmcr = self.NUM_COUNTERS << 11
-        self.cnten = 0
-        self.ovs = 0
-        self.inten = 0
+        self.regs.reset()
         self.ccntr = 0
-        self.ccntr_cfg = 0
-        self.axi_chan = 0
-        self.evcntr = [0] * self.NUM_COUNTERS
-        self.evtype = [0] * self.NUM_COUNTERS
         self.last_sync_ps = self.dev.sim.now_ps if hasattr(self.dev, "sim") else 0
         self.active_from_ps = None  # start of the running stream, if any
 
     def handles(self, offset: int) -> bool:
-        return 0x180 <= offset <= 0x1AC or 0x300 <= offset < 0x310 or 0x380 <= offset < 0x390
+        return self.regs.handles(offset)
 
     # ------------------------------------------------------------------ time accounting
     def _cycles(self, ps: int) -> int:
@@ -81,7 +82,7 @@ class Pmu:
         now = self.dev.sim.now_ps
         a = self.last_sync_ps
         self.last_sync_ps = now
-        if now <= a or not self.pmcr & 1:
+        if now <= a or not self.pmcr & _CNT_EN:
             return
         total = self._cycles(now) - self._cycles(a)
         active = 0
@@ -97,8 +98,8 @@ class Pmu:
         for i in range(self.NUM_COUNTERS):
             if self.cnten & (1 << i) and self.evtype[i] in per_event:
                 self.evcntr[i] = (self.evcntr[i] + per_event[self.evtype[i]]) & _MASK32
-        if self.cnten & (1 << 31):
-            start = self.ccntr_cfg & 0x3FF
+        if self.cnten & _CYCLE_CNT:
+            start = _CFG_START.get(self.ccntr_cfg)
             self.ccntr = (self.ccntr + (active if start == NPU_ACTIVE else total if start == NO_EVENT else
                                         per_event.get(start, active))) & _MASK48
 
@@ -109,7 +110,7 @@ class Pmu:
     def stream_finished(self, rec) -> None:
         self.sync()
         self.active_from_ps = None
-        if not self.pmcr & 1 or rec.timing is None:
+        if not self.pmcr & _CNT_EN or rec.timing is None:
             return
         events = getattr(rec.timing, "events", {}) or {}
         for i in range(self.NUM_COUNTERS):
@@ -120,57 +121,16 @@ class Pmu:
     # ------------------------------------------------------------------ registers
     def read(self, offset: int) -> int:
         self.sync()
-        if offset == PMCR:
-            return self.pmcr
-        if offset in (PMCNTENSET, PMCNTENCLR):
-            return self.cnten
-        if offset in (PMOVSSET, PMOVSCLR):
-            return self.ovs
-        if offset in (PMINTSET, PMINTCLR):
-            return self.inten
-        if offset == PMCCNTR_LO:
-            return self.ccntr & _MASK32
-        if offset == PMCCNTR_HI:
-            return (self.ccntr >> 32) & 0xFFFF
-        if offset == PMCCNTR_CFG:
-            return self.ccntr_cfg
-        if offset == PMCAXI_CHAN:
-            return self.axi_chan
-        if PMEVCNTR0 <= offset < PMEVCNTR0 + 16:
-            return self.evcntr[(offset - PMEVCNTR0) // 4]
-        if PMEVTYPER0 <= offset < PMEVTYPER0 + 16:
-            return self.evtype[(offset - PMEVTYPER0) // 4]
-        return 0
+        value = self.regs.read(offset)
+        return 0 if value is None else value
 
     def write(self, offset: int, value: int) -> None:
         self.sync()
-        if offset == PMCR:
-            if value & 2:
-                self.evcntr = [0] * self.NUM_COUNTERS
-            if value & 4:
-                self.ccntr = 0
-            self.pmcr = (value & 0x9) | (self.NUM_COUNTERS << 11)
-        elif offset == PMCNTENSET:
-            self.cnten |= value & (0x8000000F)
-        elif offset == PMCNTENCLR:
-            self.cnten &= ~value
-        elif offset == PMOVSSET:
-            self.ovs |= value
-        elif offset == PMOVSCLR:
-            self.ovs &= ~value
-        elif offset == PMINTSET:
-            self.inten |= value
-        elif offset == PMINTCLR:
-            self.inten &= ~value
-        elif offset == PMCCNTR_LO:
-            self.ccntr = (self.ccntr & ~_MASK32) | value
-        elif offset == PMCCNTR_HI:
-            self.ccntr = (self.ccntr & _MASK32) | ((value & 0xFFFF) << 32)
-        elif offset == PMCCNTR_CFG:
-            self.ccntr_cfg = value & 0x03FF03FF
-        elif offset == PMCAXI_CHAN:
-            self.axi_chan = value
-        elif PMEVCNTR0 <= offset < PMEVCNTR0 + 16:
-            self.evcntr[(offset - PMEVCNTR0) // 4] = value
-        elif PMEVTYPER0 <= offset < PMEVTYPER0 + 16:
-            self.evtype[(offset - PMEVTYPER0) // 4] = value & 0x3FF
+        self.regs.write(offset, value)
+
+    def _write_pmcr(self, value: int) -> None:
+        if value & _EVENT_CNT_RST:
+            self.evcntr[:] = [0] * self.NUM_COUNTERS
+        if value & _CYCLE_CNT_RST:
+            self.ccntr = 0
+        self.pmcr = (value & _PMCR_STORED) | _PMCR.pack(num_event_cnt=self.NUM_COUNTERS)
