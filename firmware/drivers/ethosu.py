@@ -14,22 +14,23 @@ from __future__ import annotations
 import os
 import sys
 
-# NPU registers (ethosu55_interface.h)
-ID, STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE, PROT, CONFIG = (
-    0x000, 0x004, 0x008, 0x00C, 0x010, 0x014, 0x018, 0x01C, 0x020, 0x024, 0x028)
-REGIONCFG, AXI_LIMIT0, BASEP0 = 0x03C, 0x040, 0x080
+from hwdesc.ethosu import MMIO as R  # the NPU's registers (the driver's ethosu55_interface.h)
 
-ST_IRQ_RAISED, ST_BUS_STATUS, ST_RESET_STATUS, ST_CMD_PARSE_ERROR, ST_CMD_END_REACHED = 0x2, 0x4, 0x8, 0x10, 0x20
-ST_WD_FAULT, ST_ECC_FAULT = 0x80, 0x100
-CMD_RUN, CMD_CLEAR_IRQ, CMD_PWR_CLK_MASK = 0x1, 0x2, 0xC
+ID, STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE, PROT, CONFIG, REGIONCFG = (R[n].offset for n in (
+    "ID", "STATUS", "CMD", "RESET", "QBASE", "QBASE_HI", "QREAD", "QCONFIG", "QSIZE", "PROT", "CONFIG", "REGIONCFG"))
+ST_IRQ_RAISED, ST_BUS_STATUS, ST_RESET_STATUS, ST_CMD_PARSE_ERROR, ST_CMD_END_REACHED, ST_WD_FAULT, ST_ECC_FAULT = (
+    R.STATUS.mask(n) for n in ("irq_raised", "bus_status", "reset_status", "cmd_parse_error", "cmd_end_reached",
+                               "wd_fault", "ecc_fault"))
+CMD_RUN, CMD_CLEAR_IRQ = R.CMD.mask("transition_to_running_state"), R.CMD.mask("clear_irq")
+CMD_PWR_CLK_MASK = R.CMD.mask("clock_q_enable", "power_q_enable")
 
 ETHOSU_FOURCC = 0x31504F43  # "COP1"
 OPTIMIZER_CONFIG, COMMAND_STREAM, READ_APB_REG, DUMP_SHRAM, NOP = 1, 2, 3, 4, 5
 FAST_MEMORY_BASE_ADDR_INDEX = 2
 
-# AXI_LIMITn: max_beats [1:0] (0 = 64 B), memtype [7:4], max_outstanding_read_m1 [21:16], _write_m1 [29:24]
-# (ethosu_config_u55.h defaults: 32 outstanding reads, 16 writes, memtype 0)
-AXI_LIMIT_DEFAULT = (0 << 0) | (0 << 4) | ((32 - 1) << 16) | ((16 - 1) << 24)
+# AXI_LIMITn (ethosu_config_u55.h defaults: 64-byte bursts, memtype 0, 32 outstanding reads, 16 writes)
+AXI_LIMIT_DEFAULT = R.AXI_LIMIT.pack(max_beats=0, memtype=0, max_outstanding_read_m1=32 - 1,
+                                     max_outstanding_write_m1=16 - 1)
 
 
 class EthosUDriver:
@@ -71,7 +72,7 @@ class EthosUDriver:
         return True
 
     def soft_reset(self) -> bool:
-        self._wr(RESET, (1 if self.privileged else 0) | ((1 if self.secure else 0) << 1))
+        self._wr(RESET, R.RESET.pack(pending_CPL=int(self.privileged), pending_CSL=int(self.secure)))
         for _ in range(100):
             if not self._rd(STATUS) & ST_RESET_STATUS:
                 break
@@ -79,7 +80,7 @@ class EthosUDriver:
             self.log_err("Soft reset timed out")
             return False
         prot = self._rd(PROT)
-        if (prot & 1) != (1 if self.privileged else 0) or ((prot >> 1) & 1) != (1 if self.secure else 0):
+        if R.PROT.get(prot, "active_CPL") != int(self.privileged) or R.PROT.get(prot, "active_CSL") != int(self.secure):
             self.log_err("Failed to switch security state and privilege level")
             return False
         self.axi_init()
@@ -89,10 +90,10 @@ class EthosUDriver:
         self._wr(QCONFIG, self.qconfig)
         rcfg = 0
         for i, v in enumerate(self.regioncfg[:8]):
-            rcfg |= (v & 3) << (2 * i)
+            rcfg |= R.REGIONCFG.field(f"region{i}").put(v)
         self._wr(REGIONCFG, rcfg)
-        for i in range(4):
-            self._wr(AXI_LIMIT0 + 4 * i, AXI_LIMIT_DEFAULT)
+        for i in range(R.AXI_LIMIT.count):
+            self._wr(R.AXI_LIMIT.at(i), AXI_LIMIT_DEFAULT)
 
     # ------------------------------------------------------------------ invoke
     def invoke_v3(self, payload_address: int, payload_size: int, base_addr: list, base_addr_size: list) -> int:
@@ -170,28 +171,21 @@ class EthosUDriver:
         hw_cfg = self._rd(CONFIG)
         hw_id = self._rd(ID)
         ok = True
-
-        def f(word, shift, bits):
-            return (word >> shift) & ((1 << bits) - 1)
+        cfg, ident = R.CONFIG.get, R.ID.get
 
         if cfg_in != hw_cfg:
-            if f(hw_cfg, 0, 4) != f(cfg_in, 0, 4):
-                self.log_err(f"NPU config mismatch: npu.macs_per_cc={f(hw_cfg, 0, 4)} optimizer.macs_per_cc={f(cfg_in, 0, 4)}")
-                ok = False
-            if f(hw_cfg, 8, 8) != f(cfg_in, 8, 8):
-                self.log_err(f"NPU config mismatch: npu.shram_size={f(hw_cfg, 8, 8)} optimizer.shram_size={f(cfg_in, 8, 8)}")
-                ok = False
-            if f(hw_cfg, 4, 4) != f(cfg_in, 4, 4):
-                self.log_err(f"NPU config mismatch: npu.cmd_stream_version={f(hw_cfg, 4, 4)} "
-                             f"optimizer.cmd_stream_version={f(cfg_in, 4, 4)}")
-                ok = False
-            if f(hw_cfg, 28, 4) != f(cfg_in, 28, 4):
-                self.log_err(f"NPU config mismatch: npu.product={f(hw_cfg, 28, 4)} optimizer.product={f(cfg_in, 28, 4)}")
-                ok = False
-        # ID: arch_patch [19:16], arch_minor [27:20], arch_major [31:28]
-        if f(hw_id, 28, 4) != f(id_in, 28, 4) or f(hw_id, 20, 8) < f(id_in, 20, 8):
-            self.log_err(f"NPU arch mismatch: npu.arch={f(hw_id, 28, 4)}.{f(hw_id, 20, 8)}.{f(hw_id, 16, 4)} "
-                         f"optimizer.arch={f(id_in, 28, 4)}.{f(id_in, 20, 8)}.{f(id_in, 16, 4)}")
+            for name in ("macs_per_cc", "shram_size", "cmd_stream_version", "product"):
+                if cfg(hw_cfg, name) != cfg(cfg_in, name):
+                    self.log_err(f"NPU config mismatch: npu.{name}={cfg(hw_cfg, name)} optimizer.{name}={cfg(cfg_in, name)}")
+                    ok = False
+
+        def arch(word):
+            return ident(word, "arch_major_rev"), ident(word, "arch_minor_rev"), ident(word, "arch_patch_rev")
+
+        hw_arch, opt_arch = arch(hw_id), arch(id_in)
+        if hw_arch[0] != opt_arch[0] or hw_arch[1] < opt_arch[1]:
+            self.log_err(f"NPU arch mismatch: npu.arch={'.'.join(map(str, hw_arch))} "
+                         f"optimizer.arch={'.'.join(map(str, opt_arch))}")
             ok = False
         return ok
 
@@ -199,9 +193,9 @@ class EthosUDriver:
         self._wr(QBASE, cms & 0xFFFFFFFF)
         self._wr(QBASE_HI, cms >> 32)
         self._wr(QSIZE, size)
-        for i, a in enumerate(base_addr[:8]):
-            self._wr(BASEP0 + 8 * i, a & 0xFFFFFFFF)
-            self._wr(BASEP0 + 8 * i + 4, a >> 32)
+        for i, a in enumerate(base_addr[:R.BASEP.count]):
+            self._wr(R.BASEP.at(i), a & 0xFFFFFFFF)
+            self._wr(R.BASEP_HI.at(i), a >> 32)
         self._wr(CMD, (self._rd(CMD) & CMD_PWR_CLK_MASK) | CMD_RUN)
         # wait_for_irq: WFI until the NPU's interrupt arrives
         while True:

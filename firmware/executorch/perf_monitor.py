@@ -10,20 +10,20 @@ whole inference, the time inside ``EthosUBackend::execute`` and the time between
 
 from __future__ import annotations
 
+from hwdesc.cortex_m55 import REGISTERS as M55
+from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV
+
 from . import log
 
-# Ethos-U PMU registers and hardware event numbers
-PMCR, PMCNTENSET, PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG = 0x180, 0x184, 0x1A0, 0x1A4, 0x1A8
-PMEVCNTR0, PMEVTYPER0 = 0x300, 0x380
-NPU_IDLE, NPU_ACTIVE = 0x20, 0x23
-AXI0_RD_DATA_BEAT_RECEIVED, AXI1_RD_DATA_BEAT_RECEIVED, AXI0_WR_DATA_BEAT_WRITTEN = 0x82, 0x182, 0x87
-EVENTS_U55 = (AXI0_RD_DATA_BEAT_RECEIVED, AXI1_RD_DATA_BEAT_RECEIVED, AXI0_WR_DATA_BEAT_WRITTEN, NPU_IDLE)
+# Ethos-U PMU registers and the events the runner counts
+PMCR, PMCNTENSET, PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG = (NPU[n].offset for n in (
+    "PMCR", "PMCNTENSET", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
+PMEVCNTR, PMEVTYPER = NPU.PMEVCNTR, NPU.PMEVTYPER
+EVENTS_U55 = (EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI1_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_BEAT_WRITTEN, EV.NPU_IDLE)
 
 # Cortex-M55 (Armv8.1-M) PMU and DCB
-CPU_PMU_CCNTR = 0x307C
-CPU_PMU_CNTENSET = 0x3C00
-CPU_PMU_CTRL = 0x3E04
-DCB_DEMCR = 0xEDFC
+CPU_PMU_CCNTR, CPU_PMU_CNTENSET, CPU_PMU_CTRL, DCB_DEMCR = (M55[n].offset for n in (
+    "PMU_CCNTR", "PMU_CNTENSET", "PMU_CTRL", "DEMCR"))
 
 
 class PerfMonitor:
@@ -47,9 +47,9 @@ class PerfMonitor:
         """``et_pal_init``: enable the Cortex-M55 PMU cycle counter."""
         if self.sys is None:
             return
-        self.bus.write32(self.sys + DCB_DEMCR, self.bus.read32(self.sys + DCB_DEMCR) | (1 << 24))
-        self.bus.write32(self.sys + CPU_PMU_CTRL, 0x1 | 0x4)  # E + cycle counter reset
-        self.bus.write32(self.sys + CPU_PMU_CNTENSET, 1 << 31)
+        self.bus.write32(self.sys + DCB_DEMCR, self.bus.read32(self.sys + DCB_DEMCR) | M55.DEMCR.mask("TRCENA"))
+        self.bus.write32(self.sys + CPU_PMU_CTRL, M55.PMU_CTRL.mask("E", "C"))  # enable + cycle counter reset
+        self.bus.write32(self.sys + CPU_PMU_CNTENSET, M55.PMU_CNTENSET.mask("C"))
 
     def cpu_ccntr(self) -> int:
         return self.bus.read32(self.sys + CPU_PMU_CCNTR) if self.sys is not None else 0
@@ -75,13 +75,13 @@ class PerfMonitor:
         b = self.npu_base
         if b is not None:
             w = self.bus.write32
-            w(b + PMCR, self.bus.read32(b + PMCR) | 1)
-            w(b + PMCCNTR_CFG, NPU_ACTIVE | (NPU_IDLE << 16))
+            w(b + PMCR, self.bus.read32(b + PMCR) | NPU.PMCR.mask("cnt_en"))
+            w(b + PMCCNTR_CFG, NPU.PMCCNTR_CFG.pack(cycle_cnt_cfg_start=EV.NPU_ACTIVE, cycle_cnt_cfg_stop=EV.NPU_IDLE))
             for i, ev in enumerate(EVENTS_U55):
-                w(b + PMEVTYPER0 + 4 * i, ev)
-            w(b + PMCNTENSET, 0xF | (1 << 31))
-            w(b + PMCR, self.bus.read32(b + PMCR) | 0x4)  # cycle counter reset
-            w(b + PMCR, self.bus.read32(b + PMCR) | 0x2)  # event counters reset
+                w(b + PMEVTYPER.at(i), ev)
+            w(b + PMCNTENSET, NPU.PMCNTENSET.mask())  # the four event counters and the cycle counter
+            w(b + PMCR, self.bus.read32(b + PMCR) | NPU.PMCR.mask("cycle_cnt_rst"))
+            w(b + PMCR, self.bus.read32(b + PMCR) | NPU.PMCR.mask("event_cnt_rst"))
         self._begin_cpu = self.cpu_ccntr()
 
     def inference_end(self) -> None:
@@ -94,8 +94,8 @@ class PerfMonitor:
             r = self.bus.read32
             self.pmu_cycles += r(b + PMCCNTR_LO) | (r(b + PMCCNTR_HI) << 32)
             for i in range(4):
-                self.event_counts[i] += r(b + PMEVCNTR0 + 4 * i)
-            self.bus.write32(b + PMCR, r(b + PMCR) & ~1)
+                self.event_counts[i] += r(b + PMEVCNTR.at(i))
+            self.bus.write32(b + PMCR, r(b + PMCR) & ~NPU.PMCR.mask("cnt_en"))
 
     # ------------------------------------------------------------------ report
     def stop(self, num_inferences: int) -> None:

@@ -1,4 +1,5 @@
-"""The one-way rule: firmware/ never imports fvp/, fvp/ never imports firmware/ (static imports)."""
+"""The one-way rules (static imports): firmware/ never imports fvp/, fvp/ never imports firmware/, and the
+neutral interface tables in hwdesc/ import neither (both halves may import hwdesc)."""
 
 import ast
 from pathlib import Path
@@ -27,6 +28,17 @@ def test_firmware_never_imports_fvp():
 
 def test_fvp_never_imports_firmware():
     assert _offenders(ROOT / "fvp", "firmware") == []
+
+
+def test_hwdesc_imports_neither_half():
+    assert _offenders(ROOT / "hwdesc", "fvp") == []
+    assert _offenders(ROOT / "hwdesc", "firmware") == []
+
+
+def test_both_halves_read_the_interface_tables():
+    # the neutral package is what keeps the rule: the machine and the firmware take the same facts from it
+    assert any(m.startswith("hwdesc") for _, m in _imports(ROOT / "fvp"))
+    assert any(m.startswith("hwdesc") for _, m in _imports(ROOT / "firmware"))
 
 
 def test_scanner_catches_both_import_forms(tmp_path):
