@@ -1,6 +1,6 @@
 """The firmware image named in the board YAML, loaded by name (the FVP's ``-a app.axf``).
 
-``fvp`` never imports ``firmware`` statically: the entry ``module:function`` comes from the board, and the
+``fvp`` never imports ``firmware`` statically: the board names a registered image (``fvp.firmware_registry``), and the
 module may also provide ``default_image(variant)`` (the program baked into the image for the board's NPU
 configuration, used when no model is given)
 and ``check_config(boot_info)`` (problems with its own configuration).
@@ -8,18 +8,14 @@ and ``check_config(boot_info)`` (problems with its own configuration).
 
 from __future__ import annotations
 
-import importlib
-
 from .errors import ConfigError
 
 
 def firmware_module(spec):
-    entry = spec.firmware.entry
-    name = entry.partition(":")[0]
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise ConfigError(f"firmware.entry: cannot load {entry!r}: {e}") from None
+    """The module of the registered firmware image the board names (never an arbitrary import path)."""
+    from .firmware_registry import load_module
+
+    return load_module(spec.firmware.entry)
 
 
 def default_image(spec) -> tuple[bytes, str]:

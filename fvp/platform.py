@@ -3,7 +3,7 @@
 ``Platform(spec, model=...)`` walks the validated ``BoardSpec``: RAM regions at their non-secure and secure
 windows, devices at theirs, the interrupt controller, the Ethos-U with its variant, system config and memory
 mode; it places the model image where the firmware's linker layout puts ``network_model_sec`` and fills the
-boot-info record. ``run()`` loads the firmware entry named in the YAML (``module:function``, the way the FVP
+boot-info record. ``run()`` loads the firmware image the YAML names (a registered name, the way the FVP
 loads an ``.axf`` with ``-a``), calls it with the bus handle and the boot info, and ends with the FVP's own
 lines: ``Info: /OSCI/SystemC: Simulation stopped by user.`` and the ``[warning ][main@0][<t> ns]`` line, or the
 ``Info: Simulation is stopping. Reason: ...`` line of a limit, and ``--stat``'s statistics block.
@@ -11,7 +11,6 @@ lines: ``Info: /OSCI/SystemC: Simulation stopped by user.`` and the ``[warning ]
 
 from __future__ import annotations
 
-import importlib
 import os
 import resource
 import sys
@@ -104,6 +103,13 @@ class Platform:
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
                  strict: bool | None = None, quiet_guest: bool = False, console=None):
         self.spec = spec
+        # input files the command line names are read first, bounded by the board's largest memory (fvp.inputs):
+        # one that cannot fit is refused before anything is opened or written
+        from .inputs import memory_limit, preload_inputs, refuse_inputs_for_bundled
+
+        refuse_inputs_for_bundled(model, (args or {}).get("inputs"))
+        read_limit = memory_limit(spec)
+        host_files = preload_inputs((args or {}).get("inputs") or [], host_cwd, read_limit)
         self.console = console  # a binary stream that receives the UART output instead of out_file
         self.out = out  # text stream for the simulator's own lines (default stdout)
         self.guest_errors: list[str] = []
@@ -149,7 +155,8 @@ class Platform:
                 self.bus.view(addr, len(data), "cpu")[:] = memoryview(data)
             except FvpError as e:
                 raise ConfigError(f"--data @0x{addr:x}: {e}") from None
-        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd)
+        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd,
+                            read_limit=read_limit, host_files=host_files)
         self.boot_info = self._boot_info(model_name, args or {})
 
     # ------------------------------------------------------------------ construction
@@ -162,10 +169,9 @@ class Platform:
             elif target in ("-", "", None):
                 sink = _Sink(_binary_stdout())
             else:
-                try:
-                    f = open(target, "wb")
-                except OSError as e:
-                    raise ConfigError(f"devices.{d.name}.out_file: cannot open {target!r}: {e.strerror}") from None
+                from .outputs import open_output  # a board file may not replace files or write anywhere
+
+                f = open_output(self.spec, f"devices.{d.name}.out_file", target)
                 self._uart_files.append(f)
                 sink = _Sink(f)
             return CmsdkUart(d.name, sink, shutdown_on_eot=p.get("shutdown_on_eot", True),
@@ -260,21 +266,19 @@ class Platform:
 
     # ------------------------------------------------------------------ running
     def load_firmware(self):
-        entry = self.spec.firmware.entry
-        mod_name, _, func = entry.partition(":")
-        try:
-            mod = importlib.import_module(mod_name)
-            return getattr(mod, func or "main")
-        except (ImportError, AttributeError) as e:
-            raise ConfigError(f"firmware.entry: cannot load {entry!r}: {e}") from None
+        """The entry function of the firmware image the board names (a registered name: fvp.firmware_registry)."""
+        from .firmware_registry import load_entry
+
+        return load_entry(self.spec.firmware.entry)
 
     def check_firmware_config(self) -> list[str]:
         """Ask the firmware image whether it accepts its configuration (allocator, runtime, options)."""
-        mod_name = self.spec.firmware.entry.partition(":")[0]
+        from .firmware_registry import load_module
+
         try:
-            mod = importlib.import_module(mod_name)
-        except ImportError as e:
-            return [f"firmware.entry: cannot load {self.spec.firmware.entry!r}: {e}"]
+            mod = load_module(self.spec.firmware.entry)
+        except ConfigError as e:
+            return [str(e)]
         check = getattr(mod, "check_config", None)
         return list(check(self.boot_info)) if check else []
 

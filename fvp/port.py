@@ -23,7 +23,8 @@ from .sim import Simulator
 
 class BusPort:
     def __init__(self, bus: Bus, sim: Simulator, cpu: CpuCostModel, nvic: InterruptController, *,
-                 guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None):
+                 guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None,
+                 read_limit: int | None = None, host_files: dict | None = None):
         self._bus = bus
         self._sim = sim
         self._cpu = cpu
@@ -32,6 +33,10 @@ class BusPort:
         self._notes: set[str] = set()
         self.cmdline = list(cmdline or [])
         self._host_cwd = host_cwd or os.getcwd()
+        # semihosting reads are bounded (fvp.inputs): a file larger than the board's largest memory cannot be
+        # copied into it; files named on the command line were read once, before the run (host path -> bytes)
+        self._read_limit = read_limit if read_limit is not None else 1 << 32
+        self._host_files = dict(host_files or {})
         self._mmio = cpu.cost_of("mmio")
         self.trace_events: list = []  # (time_ps, phase "B"/"E", category, name) from the firmware's trace hook
 
@@ -134,12 +139,17 @@ class BusPort:
         return path if os.path.isabs(path) else os.path.join(self._host_cwd, path)
 
     def host_read_file(self, path: str) -> bytes | None:
-        """SYS_OPEN + SYS_READ of a host file; None if it cannot be opened."""
-        try:
-            with open(self.host_path(path), "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
+        """SYS_OPEN + SYS_READ of a host file; None if it cannot be opened (or is larger than any memory)."""
+        from .config import ConfigProblems
+        from .inputs import read_input
+
+        hp = self.host_path(path)
+        data = self._host_files.get(hp)
+        if data is None:
+            try:
+                data = read_input(hp, self._read_limit)
+            except ConfigProblems:
+                return None
         self._cpu.charge("memcpy_byte", len(data))
         return data
 

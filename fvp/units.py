@@ -9,6 +9,7 @@ allowed; the config loader turns that into a one-line ``ConfigError`` naming the
 
 from __future__ import annotations
 
+import math
 import re
 
 _SIZE_UNITS = {
@@ -50,6 +51,8 @@ def _number_and_unit(value, help_text: str) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ValueError(f"expected {help_text}, got {value!r}")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"expected {help_text}, got {value!r} (not a finite number)")
         return float(value), ""
     if not isinstance(value, str):
         raise ValueError(f"expected {help_text}, got {value!r}")
@@ -62,7 +65,10 @@ def _number_and_unit(value, help_text: str) -> tuple[float, str]:
     m = _NUM_UNIT.match(text)
     if not m:
         raise ValueError(f"expected {help_text}, got {value!r}")
-    return float(m.group(1).replace("_", "")), m.group(2)
+    number = float(m.group(1).replace("_", ""))
+    if not math.isfinite(number):
+        raise ValueError(f"expected {help_text}, got {value!r} (not a finite number)")
+    return number, m.group(2)
 
 
 def parse_size(value) -> int:
@@ -104,17 +110,25 @@ def parse_time_ps(value) -> int:
 
 
 def parse_number(value) -> float:
-    """A plain real number (clock scales, latencies in cycles, cost-table entries)."""
+    """A plain, finite real number (clock scales, latencies in cycles, cost-table entries): no NaN, no infinity."""
     if isinstance(value, bool):
         raise ValueError(f"expected a number, got {value!r}")
+    x = None
     if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
         try:
-            return float(value.replace("_", ""))
+            x = float(value)
+        except OverflowError:
+            raise ValueError(f"expected a finite number, got {value!r}") from None
+    elif isinstance(value, str):
+        try:
+            x = float(value.replace("_", ""))
         except ValueError:
             pass
-    raise ValueError(f"expected a number, got {value!r}")
+    if x is None:
+        raise ValueError(f"expected a number, got {value!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return x
 
 
 def format_size(n: int) -> str:

@@ -19,6 +19,7 @@ import yaml
 
 from ..errors import ConfigError
 from . import schema as S
+from . import yaml_safe
 from .fvp_params import translate_fvp_param
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -38,7 +39,7 @@ def available_boards() -> list[str]:
     out = []
     for p in sorted(CONFIG_DIR.glob("*.yaml")):
         try:
-            data = yaml.safe_load(p.read_text()) or {}
+            data = yaml_safe.load(p.read_text()) or {}
         except yaml.YAMLError:
             continue
         if isinstance(data, dict) and ("board" in data or "extends" in data) and not p.stem.startswith("_"):
@@ -79,15 +80,15 @@ def _display(path: Path) -> str:
 
 
 def _read_yaml(path: Path) -> dict:
+    from ..inputs import read_text  # bounded: a board file is text, not a stream without end
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigProblems([f"{_display(path)}: cannot read: {e.strerror}"]) from None
+        text = read_text(path, label=_display(path), kind="board file").decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigProblems([f"{_display(path)}: not a YAML board file (byte 0x{e.object[e.start]:02x} at offset "
                               f"{e.start} is not UTF-8 text)"]) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml_safe.load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -152,7 +153,9 @@ def load_layers(path: Path, prov: dict, _stack: tuple = ()) -> dict:
 
 def _parse_override_value(text: str):
     try:
-        value = yaml.safe_load(text)
+        value = yaml_safe.load(text)
+    except yaml_safe.StructureError as e:  # too deep, duplicate keys, alias bombs: an error, not a string
+        raise ValueError(f"invalid value: {e.problem}") from None
     except yaml.YAMLError:
         return text
     return text if isinstance(value, (dict, list)) and not text.strip().startswith(("[", "{")) else value
@@ -168,7 +171,11 @@ def apply_overrides(merged: dict, overrides: Iterable[str], prov: dict, fvp_flav
             continue
         key, _, text = item.partition("=")
         key = key.strip()
-        value = _parse_override_value(text.strip())
+        try:
+            value = _parse_override_value(text.strip())
+        except ValueError as e:
+            problems.append(f"-C {item}: {e}")
+            continue
         try:
             translated = translate_fvp_param(key, value, merged, fvp_flavour)
         except ValueError as e:
@@ -217,6 +224,23 @@ def check_schema(node: Any, spec: Any, path: str, prov: dict, problems: list[str
     """Returns the parsed value; appends one line per problem to ``problems``."""
     if spec is S.Free:
         return node
+    if isinstance(spec, S.Tagged):
+        if not isinstance(node, dict):
+            problems.append(f"{_where(prov, path)}: {path}: expected a mapping, got {node!r}")
+            return {}
+        tag = node.get(spec.tag)
+        tag_path = f"{path}.{spec.tag}"
+        if not isinstance(tag, str) or tag not in spec.variants:
+            allowed = ", ".join(spec.variants)
+            what = "required key is missing" if tag is None else f"{tag!r} is not allowed"
+            problems.append(f"{_where(prov, tag_path)}: {tag_path}: {what}; allowed: {allowed}")
+            return {}
+        origin = prov.get(tag_path) or ""
+        if origin.startswith("-C "):
+            # the keys are judged by the type an override chose: the override is what caused any problem
+            sub_prov = {k: origin for k in prov if k == path or k.startswith(path + ".")}
+            return check_schema(node, spec.variants[tag], path, {**prov, **sub_prov}, problems)
+        return check_schema(node, spec.variants[tag], path, prov, problems)
     if isinstance(spec, dict):
         if not isinstance(node, dict):
             problems.append(f"{_where(prov, path)}: {path or '<top>'}: expected a mapping, got {node!r}")
@@ -259,7 +283,43 @@ def check_schema(node: Any, spec: Any, path: str, prov: dict, problems: list[str
 
 
 def load_board(name_or_path=None, overrides: Iterable[str] = (), fvp_flavour: str = "") -> S.BoardSpec:
-    """Load, layer, override and validate a board; raises ``ConfigProblems`` (one line per problem)."""
+    """Load, layer, override and validate a board; raises ``ConfigProblems`` (one line per problem).
+
+    A problem that the overrides caused but that a cross check reports at a key the board file set (``-C
+    memory.ISRAM0.size=64KiB`` leaves ``firmware.memory.SRAM`` unbacked) names the override that causes it."""
+    overrides = list(overrides)
+    try:
+        return _load_board(name_or_path, overrides, fvp_flavour)
+    except ConfigProblems as e:
+        if not overrides:
+            raise
+        raise ConfigProblems(_blame_overrides(e.problems, name_or_path, overrides, fvp_flavour)) from None
+
+
+def _problems_of(name_or_path, overrides, fvp_flavour) -> set:
+    try:
+        _load_board(name_or_path, overrides, fvp_flavour)
+    except ConfigProblems as e:
+        return set(e.problems)
+    return set()
+
+
+def _blame_overrides(problems: list[str], name_or_path, overrides: list[str], fvp_flavour: str) -> list[str]:
+    unexplained = [p for p in problems if not p.startswith("-C ")]
+    if not unexplained:
+        return problems
+    base = _problems_of(name_or_path, [], fvp_flavour)
+    blamed = {}
+    for p in unexplained:
+        if p in base:
+            continue
+        culprits = [o for o in overrides if p in _problems_of(name_or_path, [o], fvp_flavour)]
+        blamed[p] = ("-C " + ", -C ".join(culprits)) if culprits else "the -C overrides together"
+    # "<board file>: key: ..." -> "-C override: key: ...": the override is the cause, the file only set the key
+    return [f"{blamed[p]}: {p.partition(': ')[2] or p}" if p in blamed else p for p in problems]
+
+
+def _load_board(name_or_path, overrides: list, fvp_flavour: str) -> S.BoardSpec:
     from .build import build_spec  # local import: build depends on this module's helpers
 
     path = find_board(name_or_path)

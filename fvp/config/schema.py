@@ -40,6 +40,66 @@ def _nonneg_int(v):
     return n
 
 
+# Every number a board holds is finite and ranged: a value outside its range is a one-line error here, never
+# an overflow, a NaN comparison or a limit that stops at once later on.
+def _ranged(parse, lo, hi, what, lo_open=False, unit=""):
+    def check(v):
+        x = parse(v)
+        if (x <= lo if lo_open else x < lo) or x > hi:
+            fmt = lambda n: f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
+            raise ValueError(f"{what} must be {'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}{unit}")
+        return x
+    check.__name__ = f"{what} in range"
+    return check
+
+
+def uint(hi, lo=0, what="an integer"):
+    return _ranged(units.parse_int, lo, hi, what)
+
+
+def number(lo, hi, what="a number", lo_open=False, unit=""):
+    return _ranged(units.parse_number, lo, hi, what, lo_open, unit)
+
+
+def _scalar(v):
+    """A firmware option value: a string, true/false, null, an integer or a finite number (never a mapping or a
+    list: the firmware's own check then judges the value)."""
+    if v is None or isinstance(v, (str, bool)):
+        return v
+    if isinstance(v, int):
+        if abs(v) >= 1 << 63:
+            raise ValueError(f"integer {v} is out of range (|n| < 2^63)")
+        return v
+    if isinstance(v, float):
+        return units.parse_number(v)
+    raise ValueError(f"expected a string, a number or true/false, got {v!r}")
+
+
+MAX_IRQ = 479  # the Armv8.1-M NVIC has at most 480 external interrupts
+
+
+def _irq_number(v):
+    return uint(MAX_IRQ, what="an interrupt number")(v)
+
+
+def _irq(v):
+    """An interrupt number, or a mapping of names to interrupt numbers (a UART's ``{rx: 33, tx: 34}``)."""
+    if isinstance(v, dict):
+        out = {}
+        for k, n in v.items():
+            if not isinstance(k, str):
+                raise ValueError(f"interrupt names must be strings, got {k!r}")
+            out[k] = _irq_number(n)
+        return out
+    return _irq_number(v)
+
+
+def _firmware_entry(v):
+    from ..firmware_registry import check_name
+
+    return check_name(v)
+
+
 def _opt(check):
     def inner(v):
         return None if v is None else check(v)
@@ -63,20 +123,20 @@ def list_of(check):
     return inner
 
 
-def _cost(v):
-    x = units.parse_number(v)
-    if x < 0:
-        raise ValueError(f"a cost must not be negative, got {v!r}")
-    return x
-
-
-ADDRESS = units.parse_int
-SIZE = units.parse_size
-FREQ = units.parse_frequency
-NUMBER = units.parse_number
+ADDRESS_LIMIT = 1 << 40  # the Ethos-U65's 40-bit address space; the Cortex-M55 sees 32 bits of it
+ADDRESS = uint(ADDRESS_LIMIT - 1, what="an address")
+SIZE = _ranged(units.parse_size, 0, ADDRESS_LIMIT, "a size")
+FREQ = _ranged(units.parse_frequency, 1_000, 10_000_000_000, "a clock", unit=" Hz")
+NUMBER = number(-10 ** 12, 10 ** 12)
 STR = _str
 BOOL = _bool
-UINT = _nonneg_int
+UINT = uint((1 << 32) - 1)
+U32 = uint((1 << 32) - 1, what="a 32-bit value")
+CYCLES = number(0, 1_000_000, "a cycle count")  # costs, latencies, NPU timing knobs: per event, in cycles
+COST = number(0, 1_000_000, "a cost (CPU cycles per unit)")
+FIRMWARE = _firmware_entry
+SCALAR = _scalar
+IRQ = _irq
 
 
 class MapOf:
@@ -88,7 +148,16 @@ class MapOf:
 
 
 class Free:
-    """A sub-tree that is passed through without key checking (firmware options)."""
+    """A sub-tree that is passed through without key checking (only ``extends:``, which the loader reads)."""
+
+
+class Tagged:
+    """A mapping whose allowed keys depend on the value of one key (a device's ``type``): ``variants`` maps each
+    allowed tag to its own schema dict."""
+
+    def __init__(self, tag: str, variants: dict):
+        self.tag = tag
+        self.variants = variants
 
 
 MASTER = enum("cpu", "npu", "dma")
@@ -96,17 +165,21 @@ MEMORY_REGION = {
     "base": ADDRESS, "size": SIZE, "secure_base": ADDRESS, "masters": list_of(MASTER),
     "kind": enum("ram", "rom"), "description": STR, "source": STR,
 }
-DEVICE = {
-    "type": enum("cmsdk_uart", "ethos-u", "stub", "cortex-m55-system"),
-    "base": ADDRESS, "secure_base": ADDRESS, "size": SIZE, "irq": Free, "description": STR, "source": STR,
-    # cmsdk_uart
-    "out_file": STR, "shutdown_on_eot": BOOL, "shutdown_tag": STR, "unbuffered_output": BOOL,
-    # stub
-    "read_value": UINT,
-}
+DEVICE_TYPES = ("cmsdk_uart", "ethos-u", "stub", "cortex-m55-system")
+_DEVICE_COMMON = {"type": enum(*DEVICE_TYPES), "base": ADDRESS, "secure_base": ADDRESS, "size": SIZE,
+                  "description": STR, "source": STR}
+DEVICE = Tagged("type", {
+    "cmsdk_uart": {**_DEVICE_COMMON, "irq": IRQ, "out_file": STR, "shutdown_on_eot": BOOL, "shutdown_tag": STR,
+                   "unbuffered_output": BOOL},
+    "ethos-u": {**_DEVICE_COMMON, "irq": _irq_number},
+    "stub": {**_DEVICE_COMMON, "irq": IRQ, "read_value": U32},
+    "cortex-m55-system": dict(_DEVICE_COMMON),
+})
 MEMORY_TIMING = {
-    "clock_scale": NUMBER, "burst_length": SIZE, "read_latency": NUMBER, "write_latency": NUMBER,
-    "max_reads": UINT, "max_writes": UINT, "description": STR,
+    "clock_scale": number(0, 1000, "a clock scale", lo_open=True),
+    "burst_length": _ranged(units.parse_size, 1, 4096, "a burst length", unit=" bytes"),
+    "read_latency": CYCLES, "write_latency": CYCLES,
+    "max_reads": uint(1_000_000), "max_writes": uint(1_000_000), "description": STR,
 }
 MEMORY_TYPES = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
 SYSTEM_CONFIG = {
@@ -116,10 +189,11 @@ SYSTEM_CONFIG = {
 PORT = enum("axi0", "axi1")
 MEMORY_MODE = {
     "const": PORT, "arena": PORT, "cache": PORT, "arena_cache_size": SIZE,
-    "qconfig": UINT, "regioncfg": list_of(UINT), "description": STR, "source": STR,
+    "qconfig": U32, "regioncfg": list_of(uint(3, what="a region config")), "description": STR, "source": STR,
 }
 PLACEMENT = {
-    "region": STR, "address": ADDRESS, "size": SIZE, "align": UINT, "npu": BOOL, "description": STR,
+    "region": STR, "address": ADDRESS, "size": SIZE, "align": uint(1 << 32, what="an alignment"), "npu": BOOL,
+    "description": STR,
 }
 LINK_REGION = {"base": ADDRESS, "size": SIZE, "description": STR}
 
@@ -129,25 +203,27 @@ SCHEMA: dict[str, Any] = {
     "memory": MapOf(MEMORY_REGION),
     "devices": MapOf(DEVICE),
     "cpu": {
-        "type": enum("cortex-m55", "cortex-m85"), "clock": FREQ, "mips_per_mhz": NUMBER,
-        "costs": MapOf(_cost), "description": STR, "source": STR,
+        "type": enum("cortex-m55", "cortex-m85"), "clock": FREQ,
+        "mips_per_mhz": number(0, 100, "instructions per cycle", lo_open=True),
+        "costs": MapOf(COST), "description": STR, "source": STR,
     },
     "npu": {
         "device": STR, "variant": STR, "system_config": STR, "memory_mode": STR,
         "timing": enum("analytic", "none"), "engine": enum("fast", "reference"),
-        "max_commands": UINT, "description": STR,
+        "max_commands": uint(1_000_000_000, what="a command count"), "description": STR,
         # knobs of the NPU timing model that Vela's system config has no name for (docs/timing.md)
-        "timing_params": {"cmd_word_cycles": NUMBER, "op_setup_cycles": NUMBER, "dma_setup_cycles": NUMBER, "stream_setup_cycles": NUMBER,
-                          "description": STR},
+        "timing_params": {"cmd_word_cycles": CYCLES, "op_setup_cycles": CYCLES, "dma_setup_cycles": CYCLES,
+                          "stream_setup_cycles": CYCLES, "description": STR},
     },
     "system_configs": MapOf(SYSTEM_CONFIG),
     "memory_modes": MapOf(MEMORY_MODE),
     "firmware": {
-        "entry": STR, "runtime": STR, "allocator": STR, "memory": MapOf(LINK_REGION),
-        "model": PLACEMENT, "pools": MapOf(PLACEMENT), "options": Free, "description": STR,
+        "entry": FIRMWARE, "runtime": STR, "allocator": STR, "memory": MapOf(LINK_REGION),
+        "model": PLACEMENT, "pools": MapOf(PLACEMENT), "options": MapOf(SCALAR), "description": STR,
     },
     "simulation": {
-        "cycle_limit": UINT, "time_limit": NUMBER, "strict": BOOL, "stop_on_eot": BOOL,
+        "cycle_limit": uint((1 << 63) - 1, lo=1, what="a cycle limit"),
+        "time_limit": number(0, 10 ** 9, "a time limit", lo_open=True, unit=" s"), "strict": BOOL, "stop_on_eot": BOOL,
     },
 }
 
