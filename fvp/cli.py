@@ -14,6 +14,7 @@ import os
 import sys
 
 from . import __version__
+from .cli_args import OneLineParser, cycles, seconds
 from .config import ConfigProblems, available_boards, board_for_target, load_board
 from .entry import guarded
 from .errors import ConfigError
@@ -36,7 +37,7 @@ def _add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> No
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="fvp",
         description="An open, cycle-approximate model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65) "
                     "that runs ExecuTorch programs (.pte/.bpte) with a Python arm_executor_runner.")
@@ -56,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "default: every element 1, as the runner does (bundled programs use their inputs)")
     run.add_argument("-o", "--output", metavar="BASENAME",
                      help="write output i's raw bytes to BASENAME-i.bin (like the semihosting runner)")
-    run.add_argument("--cyclelimit", type=int, metavar="N", help="stop after N simulated CPU cycles")
-    run.add_argument("--timelimit", type=float, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
+    run.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N simulated CPU cycles")
+    run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
     run.add_argument("--strict", action="store_true",
                      help="treat guest errors (firmware misusing hardware) as failures instead of warnings")
@@ -87,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--csv", metavar="FILE", help="also write the table as CSV (one row per board)")
     cmp_.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     cmp_.add_argument("--plot", metavar="FILE.png", help="bar chart of NPU cycles and traffic (needs matplotlib)")
-    cmp_.add_argument("--timelimit", type=float, metavar="SECONDS", help="host time limit per board")
+    cmp_.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="host time limit per board")
 
     sub.add_parser("boards", help="list the boards in the config directory")
 
@@ -110,16 +111,12 @@ def _load(args) -> "object":
 
 
 def _read_model(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise ConfigProblems([f"{path}: model file not found"]) from None
-    except OSError as e:
-        raise ConfigProblems([f"{path}: cannot read model file: {e.strerror}"]) from None
+    from .inputs import read_program
+
+    return read_program(path)  # bounded: a program must fit the region the board places it in
 
 
-def _parse_data(items) -> list:
+def _parse_data(items, spec=None) -> list:
     out = []
     for item in items:
         path, sep, addr = item.rpartition("@")
@@ -129,7 +126,10 @@ def _parse_data(items) -> list:
             address = int(addr, 0)
         except ValueError:
             raise ConfigProblems([f"--data {item}: {addr!r} is not an address"]) from None
-        out.append((_read_model(path), address))
+        from .inputs import memory_limit, read_input
+
+        out.append((read_input(path, memory_limit(spec, address) if spec is not None else 1 << 32,
+                               label=f"--data {item}", why=f"it must fit the memory at 0x{address:08x}"), address))
     return out
 
 
@@ -162,7 +162,7 @@ def cmd_run(args) -> int:
 
         check_trace_path(args.trace)
     run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded}
-    platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=_parse_data(args.data),
+    platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=_parse_data(args.data, spec),
                         cycle_limit=args.cyclelimit, time_limit=args.timelimit,
                         strict=True if args.strict else None)
     result = platform.run(stat=args.stat)

@@ -31,6 +31,7 @@ import shlex
 import sys
 
 from . import __version__
+from .cli_args import cycles, seconds
 from .config import ConfigProblems, load_board
 from .entry import guarded
 from .platform import Platform
@@ -88,11 +89,11 @@ def build_parser(binary: str) -> argparse.ArgumentParser:
                    help="the runner ELF; the program in its network_model_sec section is run")
     p.add_argument("--data", action="append", default=[], metavar="[INST=]FILE@ADDRESS",
                    help="load FILE at ADDRESS (a .pte/.bpte there is the program to run)")
-    p.add_argument("--timelimit", type=float, metavar="SECONDS", help="stop after SECONDS of host time")
-    p.add_argument("--cpulimit", type=float, metavar="SECONDS",
+    p.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host time")
+    p.add_argument("--cpulimit", type=seconds, metavar="SECONDS",
                    help="stop after SECONDS of host time (host CPU time on the FVP)")
-    p.add_argument("--cyclelimit", type=int, metavar="N", help="stop after N CPU cycles")
-    p.add_argument("--simlimit", type=float, metavar="SECONDS", help="stop after SECONDS of simulated time")
+    p.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N CPU cycles")
+    p.add_argument("--simlimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of simulated time")
     p.add_argument("--stat", action="store_true", help="print run statistics at the end")
     p.add_argument("-l", "--list-params", action="store_true", help="list the parameters and exit")
     p.add_argument("--list-instances", action="store_true", help="list the instances and exit")
@@ -115,14 +116,15 @@ def _strip_instance(text: str) -> tuple[str, str]:
     return "", text
 
 
-def _read_file(path: str, what: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise _Usage(f"{what} {path}: file not found") from None
-    except OSError as e:
-        raise _Usage(f"{what} {path}: cannot read: {e.strerror}") from None
+def _read_file(path: str, what: str, board: str | None = None) -> bytes:
+    """A file the command line names, bounded (fvp.inputs): ``-f`` text by TEXT_LIMIT, a ``--data`` file or a
+    program by the largest memory of ``board`` (the placement then checks the address)."""
+    from .inputs import largest_memory, read_input, read_text
+
+    if board is None:
+        return read_text(path, label=f"{what} {path}")
+    return read_input(path, largest_memory(load_board(board)), label=f"{what} {path}",
+                      why="no memory of the board can hold it")
 
 
 def _config_file_params(path: str) -> list[str]:
@@ -259,7 +261,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             address = int(addr, 0)
         except ValueError:
             raise _Usage(f"--data {item}: {addr!r} is not an address") from None
-        data = _read_file(path, "--data")
+        data = _read_file(path, "--data", fl["board"])
         if len(data) >= 8 and _PROGRAM_MAGIC.fullmatch(data[4:8]) and model is None:
             model, model_name, model_addr = data, os.path.basename(path), address
         else:
@@ -268,7 +270,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     source = None
     if semi and semi["model"]:
         mpath = semi["model"] if os.path.isabs(semi["model"]) else os.path.join(host_cwd, semi["model"])
-        model, model_name, model_addr = _read_file(mpath, "semihosting -m"), os.path.basename(mpath), None
+        model, model_name, model_addr = _read_file(mpath, "semihosting -m", fl["board"]), os.path.basename(mpath), None
         source = f"{semi['model']} (semihosting)"
     elif model is not None:
         source = f"{model_name} (--data @0x{model_addr:08x})"
