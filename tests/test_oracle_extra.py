@@ -100,6 +100,13 @@ def test_delegate_calls_bit_exact(name, weight_cache):
             for j in range(n_out):
                 want = npz[f"call{c}_npu{k}_{j}"]
                 got = np.frombuffer(outs[j], want.dtype)[:want.size]
+                defect = meta.get("vela_stream_defect")
+                if defect:
+                    # a stream Vela got wrong (meta.json says how): executed as written, so the rows the defect
+                    # touches differ from the TOSA reference model and the others stay exact
+                    rows = (got != want.ravel()).reshape(want.shape[-2], -1).any(axis=1)
+                    assert sorted(np.flatnonzero(rows).tolist()) == defect["rows_wrong"], (name, k, rows)
+                    continue
                 bad = int((got != want.ravel()).sum())
                 assert bad == 0, f"{name} input set {k} call {c} output {j}: {bad} of {want.size} differ"
 
@@ -112,8 +119,12 @@ def test_reference_engine_agrees(name):
         ins = [np.ascontiguousarray(npz[f"call{c}_q0_{i}"]).tobytes() for i in range(n_in)]
         res, outs = run_blob(blobs[di], ins, arch=meta["target"], engine="reference")
         assert res.fault is None and res.stopped
+        if meta.get("vela_stream_defect"):
+            want_outs = run_blob(blobs[di], ins, arch=meta["target"], engine="fast")[1]  # engines agree anyway
         for j in range(n_out):
             want = npz[f"call{c}_npu0_{j}"]
+            if meta.get("vela_stream_defect"):
+                want = np.frombuffer(want_outs[j], want.dtype)[:want.size]
             assert np.array_equal(np.frombuffer(outs[j], want.dtype)[:want.size], want.ravel()), (name, c, j)
 
 
@@ -134,11 +145,43 @@ def test_program_end_to_end(name, tmp_path):
         assert "TEST: BundleIO index[0] Test_result: PASS" in out, out[-3000:] + err
         assert rc == 0
         assert not [line for line in out.splitlines() if line.startswith(("E ", "F "))]
-    if meta.get("cpu_kernels_via_torch"):
-        return  # float CPU kernels the oracle approximated: the NPU calls above are the bit-exact check
+    if meta.get("cpu_kernels_via_torch") or meta.get("vela_stream_defect"):
+        return  # float CPU kernels the oracle approximated / a defective stream: the NPU calls above are the check
     j = 0
     while f"out0_{j}" in npz.files:
         want = npz[f"out0_{j}"]
         got = np.fromfile(f"{base}-{j}.bin", dtype=want.dtype)
         assert np.array_equal(got.view(np.uint8), want.ravel().view(np.uint8)), f"{name} output {j}"
         j += 1
+
+
+def test_vela_5_1_batched_add_defect():
+    """Issue 15: Vela 5.1.0 emits the gating model's last ADD with a 3x1x48 OFM (the batch folded into height)
+    over IFMs whose registers describe 1x3x48 NHCWB16 tensors: tile 0 is 1x1 and BASE2 was never set, so OFM
+    rows 1-2 read tile 2 at offset 0 (the stream is wrong on hardware too: no reading of these registers reaches
+    the right bytes).  Vela 5.2.0 compiles the same TOSA (``vela-5.2.0_cmd_data.bin``, same weights, scratch
+    and I/O) to a 1x3x48 ADD, which is bit-exact with the TOSA reference model on both engines."""
+    import dataclasses
+
+    name = "gate_u55-128"
+    d, meta, npz, bpte = _fixture(name)
+    blob51 = _blobs_by_delegate(bpte)[0]
+    ops = {op.offset: op for op in _decoded_ops(blob51, meta["target"])}
+    add = ops[int(meta["vela_stream_defect"]["command_offset"], 16)]
+    assert add.kind == "ELEMENTWISE" and add.ofm.shape == (3, 1, 48)
+    for fm in (add.ifm, add.ifm2):
+        assert fm.format == "NHCWB16" and (fm.height0, fm.width0, fm.stride_y) == (1, 1, 144)
+        assert fm.bases[2] == 0  # the unused tile 2 the OFM rows 1-2 fall into
+    blob52 = dataclasses.replace(blob51, cmd_data=(d / "vela-5.2.0_cmd_data.bin").read_bytes())
+    for k in (0, 1):
+        ins = [np.ascontiguousarray(npz[f"call0_q{k}_0"]).tobytes()]
+        want = npz[f"call0_npu{k}_0"].ravel()
+        for engine in ("fast", "reference"):
+            res, outs = run_blob(blob52, ins, arch=meta["target"], engine=engine)
+            assert res.fault is None and res.stopped
+            assert np.array_equal(np.frombuffer(outs[0], want.dtype)[:want.size], want), (k, engine)
+
+
+def _decoded_ops(blob, arch):
+    from fvp.npu.command_stream import iter_operations
+    return [op for _, op in iter_operations(blob.stream, arch)]
