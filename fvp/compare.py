@@ -327,12 +327,10 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     out = out or sys.stdout
     paths = [model_paths] if isinstance(model_paths, str) else list(model_paths)
     models = []
+    from .inputs import read_program
+
     for path in paths:
-        try:
-            with open(path, "rb") as f:
-                models.append((os.path.basename(path), f.read()))
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot read model file: {e.strerror or e}") from None
+        models.append((os.path.basename(path), read_program(path)))  # bounded, one-line errors
     if len(models) == 1:
         if not boards:
             raise ConfigError("fvp compare: give at least one board (-c BOARD, repeat for more)")

@@ -33,9 +33,9 @@ estimator: Regor's per-block MAC cycles, AO cost, burst efficiency, memory terms
 Simplified: fixed costs per operation/DMA/stream are board parameters (``npu.timing_params``) with no public
 figures behind them; no SHRAM bank conflicts, AXI outstanding-transaction limits or timing-adapter pulse
 shaping; reads and writes of a port share one bandwidth budget (as in Vela); the command fetch does not
-compete with other traffic; the weight decoder is the MAC formula's weight-buffer floor, not a decode rate;
-pooling throughput follows Vela's Python model (Regor charges 4x more for 8-bit pooling); a port's latency is
-paid once at the start (reads) and end (writes) of an operation, double buffering hides the rest.
+compete with other traffic; the weight decoder is the MAC formula's weight-buffer floor, not a decode rate; a
+port's latency is paid once at the start (reads) and end (writes) of an operation, double buffering hides the
+rest.
 """
 
 from __future__ import annotations
@@ -812,8 +812,8 @@ def ao_cycles_per_element(arch, op) -> float:
 
 def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
     """(MAC cycles, weight-buffer cycles) of one OFM block (h, w, c) of a CONV/DEPTHWISE/POOL operation
-    (Regor's per-block model, research/ethosu.md 5.2 steps 2-6; pooling throughput as in Vela's Python model:
-    doubled for 16-bit input)."""
+    (Regor's per-block model, ``ethos_u55_performance.cpp`` ``EstimateMacCyclesPerBlock``, research/ethosu.md
+    5.2 steps 2-6, pooling included)."""
     kind = op.kind
     ub = micro_block(arch, op)
     nh, nw, nc = (_cdiv(block[0], ub[0]), _cdiv(block[1], ub[1]), _cdiv(block[2], ub[2]))
@@ -834,10 +834,11 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
             elems = min(_SUBKERNEL, k.height - y) * min(_SUBKERNEL, k.width - x)
             wb = 0
             if kind == "POOL" and not reduce_sum:
+                # Regor: max(4, k) cycles per micro-block, times ifm_bits / 2 except on U55-32 (4 for 8-bit)
                 steps = 1
                 cyc = max(4, elems) * nhw * nc
-                if bits >= 16 and not u55_32:
-                    cyc *= bits // 8
+                if not u55_32:
+                    cyc *= bits // 2
             elif kind == "DEPTHWISE":
                 steps = _cdiv(elems, 4)
                 per = 4 * nhw * max(bits // 8, 1)

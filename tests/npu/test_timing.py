@@ -117,8 +117,14 @@ def test_mac_cycles_depthwise_and_pooling():
     # 7x6x2 micro-blocks: max(32, 4 * 42) * ceil(9/4) * 2
     assert T.mac_cycles_per_block(U55_128, dw, (7, 12, 16))[0] == 168 * 3 * 2
     mp = kernel_op("POOL", fm(9, 9, 16), fm(4, 4, 16, name="ofm"), kern(3, 3, 2), block=(4, 4, 16), sub_op="MAX")
-    # max(4, 9) * (4 * 2 * 2 micro-blocks)
-    assert T.mac_cycles_per_block(U55_128, mp, (4, 4, 16))[0] == 9 * 16
+    # Regor: max(4, 9) * (4 * 2 * 2 micro-blocks) * ifm_bits / 2
+    assert T.mac_cycles_per_block(U55_128, mp, (4, 4, 16))[0] == 9 * 16 * 4
+    mp16 = kernel_op("POOL", fm(9, 9, 16, bits=16), fm(4, 4, 16, name="ofm", bits=16), kern(3, 3, 2),
+                     block=(4, 4, 16), sub_op="MAX")
+    assert T.mac_cycles_per_block(U55_128, mp16, (4, 4, 16))[0] == 9 * 16 * 8
+    # U55-32 has no bit-width factor (1x1x4 micro-block: 4 x 4 x 4 of them)
+    u32 = get_arch("ethos-u55-32")
+    assert T.mac_cycles_per_block(u32, mp16, (4, 4, 16))[0] == 9 * 4 * 4 * 4
 
 
 def test_mac_cycles_single_micro_block_delay():
