@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("bench", help="measure simulation speed (see `fvp bench --help`)", add_help=False)
 
+    sub.add_parser("sweep", help="run programs over a grid of board keys (see `fvp sweep --help`)", add_help=False)
+
     cfg = sub.add_parser("config", help="print the resolved board (after extends: and -C overrides)")
     _add_board_options(cfg)
     cfg.add_argument("--all", action="store_true",
@@ -242,6 +244,10 @@ def main(argv=None) -> int:
         from .bench import main as bench_main
 
         return bench_main(argv[1:])
+    if argv[:1] == ["sweep"]:
+        from .sweep.command import main as sweep_main
+
+        return sweep_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

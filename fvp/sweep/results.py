@@ -1,0 +1,278 @@
+"""The results of a sweep: JSON lines (the journal), CSV, Parquet, the terminal summary and the plots.
+
+``results.jsonl`` is written one row per finished point (flushed at once), so an interrupted sweep leaves
+every finished point; a rerun reads it and skips the points whose key has a result (the last row per key
+wins). CSV and Parquet (with pyarrow) are written from it at the end, flat: the axes first (their board keys
+as column names), then the figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from pathlib import Path
+
+from .point import RETRY_STATUSES
+from .spec import format_value
+
+HEAD = ("program", "status", "reason", "variant", "system_config", "memory_mode", "npu_cycles", "inference_ms",
+        "npu_clock_hz", "sram_bytes", "npu_scratch_bytes")
+TAIL = ("bundled_check", "result", "exit_code", "wall_seconds", "sim_wall_seconds", "stream", "program_file",
+        "program_sha256", "board", "board_file", "board_sha", "simulator", "host", "key", "notes", "overrides")
+
+
+class Journal:
+    def __init__(self, out_dir: str):
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "results.jsonl"
+        self.rows: dict = {}
+        if self.path.is_file():
+            with open(self.path, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        row = json.loads(line)
+                    except ValueError:  # a line cut by a kill: that point runs again
+                        continue
+                    if isinstance(row, dict) and "key" in row:
+                        self.rows[row["key"]] = row
+        self._f = open(self.path, "a", encoding="utf-8")
+
+    def done(self, key: str) -> bool:
+        r = self.rows.get(key)
+        return r is not None and r.get("status") not in RETRY_STATUSES
+
+    def add(self, row: dict) -> None:
+        self.rows[row["key"]] = row
+        self._f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
+        self._f.flush()
+
+    def close(self, compact: bool = True) -> None:
+        self._f.close()
+        if compact:  # one row per key, atomically
+            tmp = self.path.with_suffix(".jsonl.tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                for row in self.rows.values():
+                    f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
+            os.replace(tmp, self.path)
+
+
+def flat(row: dict) -> dict:
+    out = {}
+    for k, v in row.get("axes", {}).items():
+        out[k] = v
+    for k in HEAD:
+        if k in row:
+            out[k] = row[k]
+    for k, v in (row.get("pmu") or {}).items():
+        out[f"pmu_{k}"] = v
+    if row.get("pmu_events"):
+        out["pmu_events"] = " ".join(row["pmu_events"])
+    for port in ("axi0", "axi1"):
+        for k in ("memory", "read_bytes", "written_bytes"):
+            if f"{port}_{k}" in row:
+                out[f"{port}_{k}"] = row[f"{port}_{k}"]
+    for mem, d in (row.get("memory_bytes") or {}).items():
+        out[f"{mem}_read_bytes"] = d.get("read", 0)
+        out[f"{mem}_written_bytes"] = d.get("written", 0)
+    for k, v in (row.get("memory_stats") or {}).items():
+        out[k] = v
+    for k in ("cpu_cycles", "macs", "npu_streams"):
+        if k in row:
+            out[k] = row[k]
+    for k, v in (row.get("bound_cycles") or {}).items():
+        out[f"cycles_bound_by_{k}"] = v
+    for k, v in (row.get("compiled_for") or {}).items():
+        out[f"compiled_for_{k}"] = v
+    for k in TAIL:
+        if k in row:
+            v = row[k]
+            out[k] = " | ".join(map(str, v)) if isinstance(v, list) else v
+    return out
+
+
+def _columns(rows: list) -> list:
+    cols: list = []
+    seen = set()
+    for r in rows:
+        for k in r:
+            if k not in seen:
+                seen.add(k)
+                cols.append(k)
+    return cols
+
+
+def write_csv(rows: list, path) -> None:
+    flats = [flat(r) for r in rows]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=_columns(flats))
+        w.writeheader()
+        for r in flats:
+            w.writerow(r)
+
+
+def write_parquet(rows: list, path) -> bool:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return False
+    flats = [flat(r) for r in rows]
+    cols = _columns(flats)
+    data = {}
+    for c in cols:
+        vals = [r.get(c) for r in flats]
+        kinds = {type(v) for v in vals if v is not None}
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            vals = [None if v is None else str(v) for v in vals]
+        data[c] = vals
+    pq.write_table(pa.table(data), path)
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ summary
+def _fmt(v) -> str:
+    if v is None or v == "":
+        return "-"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return f"{v:,.4f}" if abs(v) < 10 else f"{v:,.1f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def summary(rows: list, axis_keys: list, out, limit: int = 60) -> None:
+    """A table: the axes, status, NPU cycles, inference time, SRAM, AXI traffic, check, wall time."""
+    multi = len({r["program"] for r in rows}) > 1
+    heads = (["program"] if multi else []) + list(axis_keys) + [
+        "status", "NPU cycles", "ms @NPU clk", "SRAM KiB", "AXI0 rd KB", "AXI0 wr KB", "AXI1 rd KB", "check",
+        "wall s"]
+    table = []
+    for r in rows[:limit]:
+        ok = r.get("status") in ("ok", "fail")
+        kb = (lambda v: f"{v / 1000:,.1f}") if ok else (lambda v: "-")
+        cells = ([r["program"]] if multi else []) + [format_value(r.get("axes", {}).get(k, "-")) for k in axis_keys] + [
+            r.get("status", "") + (" (what-if)" if r.get("stream") == "what-if" else ""),
+            _fmt(r.get("npu_cycles")) if ok else "-",
+            f"{r['inference_ms']:.4f}" if ok and "inference_ms" in r else "-",
+            f"{r['sram_bytes'] / 1024:,.1f}" if ok and "sram_bytes" in r else "-",
+            kb(r.get("axi0_read_bytes", 0)), kb(r.get("axi0_written_bytes", 0)), kb(r.get("axi1_read_bytes", 0)),
+            r.get("bundled_check", "-") if ok else "-",
+            f"{r['wall_seconds']:.2f}" if "wall_seconds" in r else "-"]
+        table.append([_fmt(c) if not isinstance(c, str) else c for c in cells])
+    ws = [max([len(h)] + [len(row[i]) for row in table]) for i, h in enumerate(heads)]
+    out.write("  ".join(f"{h:<{w}}" if i < len(heads) - 9 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(heads, ws)))
+              + "\n")
+    out.write("  ".join("-" * w for w in ws) + "\n")
+    for row in table:
+        out.write("  ".join(f"{c:<{w}}" if i < len(heads) - 9 else f"{c:>{w}}"
+                            for i, (c, w) in enumerate(zip(row, ws))) + "\n")
+    if len(rows) > limit:
+        out.write(f"... {len(rows) - limit} more rows in results.csv\n")
+    reasons = {}
+    for r in rows:
+        if r.get("status") not in ("ok",) and r.get("reason"):
+            reasons.setdefault((r["status"], r["reason"]), 0)
+            reasons[(r["status"], r["reason"])] += 1
+    for (status, reason), n in list(reasons.items())[:8]:
+        out.write(f"{status} x{n}: {reason}\n")
+    for prog in dict.fromkeys(r["program"] for r in rows):
+        ok = [r for r in rows if r["program"] == prog and r.get("status") == "ok" and r.get("stream") != "what-if"]
+        if ok:
+            best = min(ok, key=lambda r: r["npu_cycles"])
+            where = ", ".join(f"{k}={format_value(v)}" for k, v in best["axes"].items())
+            out.write(f"fewest NPU cycles for {prog}: {best['npu_cycles']:,} ({best['inference_ms']:.4f} ms) at "
+                      f"{where or 'the base board'}\n")
+
+
+# ------------------------------------------------------------------------------------------------ plots
+def pareto(points: list) -> list:
+    """The points (x, y, ...) no other point beats in both x and y (both minimised), sorted by x."""
+    front = []
+    best_y = math.inf
+    for p in sorted(points, key=lambda p: (p[0], p[1])):
+        if p[1] < best_y:
+            front.append(p)
+            best_y = p[1]
+    return front
+
+
+def _label(r: dict, keys: list) -> str:
+    return ", ".join(format_value(r["axes"].get(k, "-")) for k in keys)
+
+
+def write_plots(rows: list, axis_keys: list, out_dir, title: str) -> list:
+    """``cycles.png`` (NPU cycles along each axis) and ``pareto.png`` (cycles against SRAM); [] without
+    matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("npu_cycles")]
+    if not ok:
+        return []
+    written = []
+    keys = [k for k in axis_keys if len({format_value(r["axes"].get(k, "-")) for r in ok}) > 1] or axis_keys[:1]
+    progs = list(dict.fromkeys(r["program"] for r in ok))
+    if keys:
+        fig, axs = plt.subplots(1, len(keys), figsize=(4.2 * len(keys) + 1, 4), squeeze=False)
+        for ax, k in zip(axs[0], keys):
+            values = list(dict.fromkeys(format_value(r["axes"].get(k, "-")) for r in ok))
+            others = [o for o in axis_keys if o != k]
+            series = {}
+            for r in ok:
+                s = (r["program"] if len(progs) > 1 else "") + ("; " if len(progs) > 1 and others else "") + \
+                    _label(r, others)
+                series.setdefault(s, {})[format_value(r["axes"].get(k, "-"))] = r["npu_cycles"]
+            for s, pts in series.items():
+                xs = [values.index(v) for v in values if v in pts]
+                ax.plot(xs, [pts[v] for v in values if v in pts], marker="o", label=s or None, alpha=0.8)
+            ax.set_xticks(range(len(values)))
+            ax.set_xticklabels(values, rotation=20, ha="right")
+            ax.set_xlabel(k)
+            ax.set_ylabel("NPU cycles")
+            ax.set_yscale("log")
+            ax.grid(True, alpha=0.3)
+            if 1 < len(series) <= 12:
+                ax.legend(fontsize=7, title=", ".join(others) if others else None, title_fontsize=7)
+        fig.suptitle(f"{title}: NPU cycles along each axis")
+        fig.tight_layout()
+        p = Path(out_dir) / "cycles.png"
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        written.append(str(p))
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    colours = {}
+    for r in ok:
+        c = r.get("variant", "")
+        colours.setdefault(c, f"C{len(colours) % 10}")
+    for c, col in colours.items():
+        sel = [r for r in ok if r.get("variant", "") == c]
+        ax.scatter([r["sram_bytes"] / 1024 for r in sel], [r["npu_cycles"] for r in sel], color=col, label=c,
+                   alpha=0.7)
+    for prog in progs:
+        pts = [(r["sram_bytes"] / 1024, r["npu_cycles"], r) for r in ok if r["program"] == prog]
+        front = pareto(pts)
+        ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="k", linewidth=1,
+                label="Pareto front" if prog == progs[0] else None)
+        for x, y, r in front:
+            ax.annotate(_label(r, axis_keys), (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.set_xlabel("SRAM the program needs (KiB)")
+    ax.set_ylabel("NPU cycles")
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{title}: NPU cycles against SRAM")
+    fig.tight_layout()
+    p = Path(out_dir) / "pareto.png"
+    fig.savefig(p, dpi=100)
+    plt.close(fig)
+    written.append(str(p))
+    return written
