@@ -1,0 +1,188 @@
+"""A Python counterpart of TFLite Micro's ``MicroInterpreter`` over simulated memory.
+
+``AllocateTensors`` in TFLM's order: resolve every operator's registration (a missing builtin fails with
+``Didn't find op for builtin opcode '<NAME>'``), Prepare each kernel (which may request scratch buffers),
+plan the arena's head (``planner.py``: the greedy planner by default; offline offsets honoured), then the
+persistent tail; an arena too small fails with the allocator's ``Failed to resize buffer`` line. Tensors live
+where the plan puts them in the arena (the board's ``firmware.pools.arena``); constant tensors are read in
+place from the model in memory. ``invoke`` runs the operators in order: CPU kernels (``kernels/``) over numpy
+views of simulated memory, the ``ethos-u`` custom operator through the Ethos-U driver (``ethosu_op.py``).
+
+The arena's persistent part (TfLiteEvalTensors, node and registration records, kernel op data, the interpreter
+objects) is an estimate from 32-bit struct sizes (``TAIL_*`` below); the planned head is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kernels import REGISTRY, PrepareError
+from .kernels.softmax import KernelCheckFailed
+from .model import Model
+from .planner import ALIGNMENT, PLANNERS, Buffer, align_up, lifetimes
+
+# Persistent-tail estimate, 32-bit Cortex-M (bytes): allocator, interpreter and planner objects; per tensor a
+# TfLiteEvalTensor; per operator a NodeAndRegistration + builtin data; per model input/output a TfLiteTensor
+TAIL_FIXED = 512
+TAIL_PER_TENSOR = 12
+TAIL_PER_OPERATOR = 64
+TAIL_PER_IO_TENSOR = 64
+TAIL_PER_SCRATCH = 4
+
+
+class InterpreterError(Exception):
+    """AllocateTensors or Invoke failed; ``lines`` are what TFLM prints (MicroPrintf), ``status`` a short
+    reason."""
+
+    def __init__(self, lines, status: str):
+        super().__init__(lines[-1] if lines else status)
+        self.lines = list(lines)
+        self.status = status
+
+
+@dataclass
+class Node:
+    op: object  # model.Operator
+    name: str
+    prepared: object  # kernels.Prepared or ethosu_op.EthosUKernel
+    scratch: list  # arena offsets of the scratch buffers
+
+
+class Interpreter:
+    def __init__(self, bus, model: Model, model_address: int, arena_address: int, arena_size: int,
+                 planner: str = "greedy", ethosu=None):
+        self.bus = bus
+        self.model = model
+        self.model_address = model_address
+        self.arena_raw = arena_address
+        self.arena_address = align_up(arena_address, ALIGNMENT)
+        self.arena_size = arena_size - (self.arena_address - arena_address)
+        self.planner = planner
+        self.ethosu = ethosu  # factory: (interpreter, op) -> kernel, or None (no NPU)
+        self.nodes: list[Node] = []
+        self.addresses: dict[int, int] = {}
+        self.head = 0
+        self.tail = 0
+        self.buffers: list[Buffer] = []
+
+    # ------------------------------------------------------------------ tensors
+    def tensor(self, index: int):
+        return self.model.tensors[index]
+
+    def const(self, index: int):
+        """The constant data of tensor ``index`` as a read-only array in logical shape, or None."""
+        if index < 0:
+            return None
+        t = self.model.tensors[index]
+        if t.data_offset is None or t.dtype is None:
+            return None
+        raw = self.bus.view(self.model_address + t.data_offset, t.nbytes)
+        a = raw.view(t.dtype).reshape(t.shape)
+        a.flags.writeable = False
+        return a
+
+    def address(self, index: int) -> int:
+        t = self.model.tensors[index]
+        if t.data_offset is not None:
+            return self.model_address + t.data_offset
+        return self.addresses[index]
+
+    def array(self, index: int) -> np.ndarray:
+        t = self.model.tensors[index]
+        if t.data_offset is not None:
+            return self.const(index)
+        return self.bus.view(self.addresses[index], t.nbytes).view(t.dtype).reshape(t.shape)
+
+    # ------------------------------------------------------------------ allocation
+    def allocate_tensors(self) -> None:
+        model = self.model
+        if model.n_subgraphs != 1:
+            raise InterpreterError([f"the model has {model.n_subgraphs} subgraphs; this runner supports one "
+                                    f"(no IF/WHILE/CALL_ONCE)"], "subgraphs")
+        registrations = []
+        for op in model.operators:
+            if op.builtin_code == 32:  # CUSTOM
+                if op.custom_code == "ethos-u" and self.ethosu is not None:
+                    registrations.append("ethos-u")
+                    continue
+                # TFLM: an unresolved custom operator is reported when preparing
+                raise InterpreterError([f"Failed to get registration from op code CUSTOM",
+                                        f"Didn't find op for custom opcode '{op.custom_code}'"
+                                        + ("" if op.custom_code != "ethos-u" else " (the board has no Ethos-U)")],
+                                       f"missing operator {op.custom_code}")
+            if op.op_name not in REGISTRY:
+                raise InterpreterError([f"Didn't find op for builtin opcode '{op.op_name}'",
+                                        f"Failed to get registration from op code {op.op_name}"],
+                                       f"missing operator {op.op_name}")
+            registrations.append(op.op_name)
+        for op, reg in zip(model.operators, registrations):
+            for t in list(op.inputs) + list(op.outputs):
+                if t >= 0 and model.tensors[t].dtype is None:
+                    raise InterpreterError([f"Node {reg} (number {op.index}): tensor {t} has the unsupported "
+                                            f"type {model.tensors[t].type_name}"], "tensor type")
+            try:
+                prepared = self.ethosu(self, op) if reg == "ethos-u" else REGISTRY[reg](self, op)
+            except (PrepareError, ValueError) as e:
+                raise InterpreterError([str(e), f"Node {reg} (number {op.index}) failed to prepare with status 1"],
+                                       f"{reg} failed to prepare") from None
+            self.nodes.append(Node(op=op, name=reg, prepared=prepared, scratch=[]))
+
+        def needs(t):
+            return t.data_offset is None and not t.is_variable and t.nbytes > 0
+
+        for t in model.tensors:
+            if t.is_variable:
+                raise InterpreterError([f"tensor {t.index} ({t.name}) is a variable tensor: not supported"],
+                                       "variable tensor")
+        buffers = lifetimes(model, needs)
+        n_scratch = 0
+        for i, node in enumerate(self.nodes):
+            for size in getattr(node.prepared, "scratch", []) or []:
+                buffers.append(Buffer(tensor=-1 - n_scratch, size=align_up(size), first=i + 1, last=i + 1))
+                n_scratch += 1
+        self.tail = (TAIL_FIXED + TAIL_PER_TENSOR * len(model.tensors) + TAIL_PER_OPERATOR * len(model.operators)
+                     + TAIL_PER_IO_TENSOR * (len(model.inputs) + len(model.outputs)) + TAIL_PER_SCRATCH * n_scratch
+                     + sum(getattr(n.prepared, "persistent", 0) for n in self.nodes))
+        self.head = PLANNERS[self.planner](buffers)
+        self.buffers = buffers
+        available = self.arena_size - align_up(self.tail)
+        if self.head > available:
+            raise InterpreterError([f"Failed to resize buffer. Requested: {self.head}, available "
+                                    f"{max(available, 0)}, missing: {self.head - max(available, 0)}"],
+                                   "arena too small")
+        for b in buffers:
+            if b.tensor >= 0:
+                self.addresses[b.tensor] = self.arena_address + b.offset
+        scratch = {-1 - b.tensor: self.arena_address + b.offset for b in buffers if b.tensor < 0}
+        k = 0
+        for node in self.nodes:
+            for _ in getattr(node.prepared, "scratch", []) or []:
+                node.scratch.append(scratch[k])
+                k += 1
+
+    @property
+    def arena_used_bytes(self) -> int:
+        return self.head + self.tail
+
+    # ------------------------------------------------------------------ invoke
+    def invoke(self) -> None:
+        bus = self.bus
+        for node in self.nodes:
+            op = node.op
+            bus.work("call")
+            bus.trace("B", "tflm", f"{node.name} {op.index}")
+            if node.name == "ethos-u":
+                node.prepared.invoke(node)
+            else:
+                ins = [self.array(i) if i >= 0 else None for i in op.inputs]
+                outs = [self.array(i) for i in op.outputs]
+                try:
+                    node.prepared.run(ins, outs)
+                except KernelCheckFailed as e:
+                    raise InterpreterError([str(e)], f"{node.name} aborted") from None
+                kind, amount = node.prepared.work
+                if amount:
+                    bus.work(kind, amount)
+            bus.trace("E", "tflm", f"{node.name} {op.index}")

@@ -1,0 +1,179 @@
+"""ADD, SUB, MUL, QUANTIZE, DEQUANTIZE, LEAKY_RELU.
+
+- ADD/SUB int8/int16: TFLM ``add_common.cc``/``sub_common.cc`` ``CalculateOpData`` (left_shift 20 for int8, 15
+  for int16; inputs rescaled to twice the larger input scale; ``QuantizeMultiplierSmallerThanOneExp``) and
+  ``reference_integer_ops::AddElementwise`` / ``reference_ops::SubElementwise`` (the same steps with a
+  difference), broadcasting as ``BroadcastAdd6DSlow``; float32: ``x1 + x2`` clamped to the activation range.
+- MUL int8/int16: TFLM ``mul_common.cc`` (real multiplier = s1 * s2 / s_out in double, ``QuantizeMultiplier``)
+  and ``reference_integer_ops::MulElementwise``: ``zp_out + MBQM((x1 - zp1) * (x2 - zp2))`` clamped.
+- QUANTIZE: float32 -> int8/int16 ``reference_ops::AffineQuantize`` (``round(x / scale)`` in float, + zp,
+  clamp); int8/int16 -> int8/int16 ``reference_ops::Requantize`` (effective scale s_in / s_out in double).
+- DEQUANTIZE: int8/int16 -> float32 ``reference_ops::Dequantize``: ``float(scale * (x - zp))`` with the scale
+  as a double.
+- LEAKY_RELU int8/int16: ``reference_ops::QuantizeLeakyRelu`` with TFLM ``leaky_relu_common.cc``'s two
+  multipliers (identity s_in / s_out and alpha * s_in / s_out).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import fixedpoint as fx
+from . import register
+from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, activation_range_float,
+                     activation_range_quantized, clamp_cast, ensure)
+
+
+def _act(op) -> int:
+    o = op.options
+    return int(o.FusedActivationFunction()) if o is not None else 0
+
+
+def _check_broadcast(a, b, out):
+    try:
+        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    except ValueError:
+        shape = None
+    ensure(shape is not None and tuple(shape) == tuple(out.shape),
+           f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output {list(out.shape)}")
+
+
+def _add_sub(ctx, op, sign: int):
+    t1, t2 = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1])
+    to = ctx.tensor(op.outputs[0])
+    _check_broadcast(t1, t2, to)
+    ensure(t1.type == t2.type == to.type, "input and output types differ")
+    act = _act(op)
+    n = max(to.numel, 1)
+    if to.type == TYPE_FLOAT32:
+        lo, hi = activation_range_float(act)
+
+        def run(ins, outs):
+            a = ins[0].astype(np.float32)
+            b = ins[1].astype(np.float32)
+            r = a + b if sign > 0 else a - b
+            outs[0][...] = np.clip(r, np.float32(lo), np.float32(hi)).astype(np.float32)
+        return Prepared(run, ("kernel.add", n))
+    ensure(to.type in (TYPE_INT8, TYPE_INT16), f"type {to.type_name} not supported")
+    left_shift = 20 if to.type == TYPE_INT8 else 15
+    s1, s2, so = (float(np.float64(t.params_scale)) for t in (t1, t2, to))
+    twice_max = 2.0 * max(s1, s2)
+    m1, sh1 = fx.quantize_multiplier_smaller_than_one_exp(s1 / twice_max)
+    m2, sh2 = fx.quantize_multiplier_smaller_than_one_exp(s2 / twice_max)
+    mo, sho = fx.quantize_multiplier_smaller_than_one_exp(twice_max / ((1 << left_shift) * so))
+    z1, z2, zo = t1.params_zero_point, t2.params_zero_point, to.params_zero_point
+    lo, hi = activation_range_quantized(act, to)
+    dtype = to.dtype
+
+    def run(ins, outs):
+        a = (ins[0].astype(np.int64) - z1) * (1 << left_shift)
+        b = (ins[1].astype(np.int64) - z2) * (1 << left_shift)
+        sa = fx.mbqm_smaller_than_one_exp(a, m1, sh1)
+        sb = fx.mbqm_smaller_than_one_exp(b, m2, sh2)
+        raw = sa + sb if sign > 0 else sa - sb
+        r = fx.mbqm_smaller_than_one_exp(fx.wrap32(raw), mo, sho) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype)
+    return Prepared(run, ("kernel.add", n))
+
+
+@register("ADD")
+def prepare_add(ctx, op):
+    return _add_sub(ctx, op, +1)
+
+
+@register("SUB")
+def prepare_sub(ctx, op):
+    return _add_sub(ctx, op, -1)
+
+
+@register("MUL")
+def prepare_mul(ctx, op):
+    t1, t2 = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1])
+    to = ctx.tensor(op.outputs[0])
+    _check_broadcast(t1, t2, to)
+    act = _act(op)
+    n = max(to.numel, 1)
+    if to.type == TYPE_FLOAT32:
+        lo, hi = activation_range_float(act)
+
+        def run(ins, outs):
+            r = ins[0].astype(np.float32) * ins[1].astype(np.float32)
+            outs[0][...] = np.clip(r, np.float32(lo), np.float32(hi)).astype(np.float32)
+        return Prepared(run, ("kernel.mul", n))
+    ensure(t1.type == t2.type == to.type and to.type in (TYPE_INT8, TYPE_INT16),
+           f"MUL of {t1.type_name} x {t2.type_name} -> {to.type_name} not supported")
+    real = float(np.float64(t1.params_scale)) * float(np.float64(t2.params_scale)) / float(np.float64(to.params_scale))
+    m, sh = fx.quantize_multiplier(real)
+    z1, z2, zo = t1.params_zero_point, t2.params_zero_point, to.params_zero_point
+    lo, hi = activation_range_quantized(act, to)
+    dtype = to.dtype
+
+    def run(ins, outs):
+        p = (ins[0].astype(np.int64) - z1) * (ins[1].astype(np.int64) - z2)
+        r = fx.mbqm(p, m, sh) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype)
+    return Prepared(run, ("kernel.mul", n))
+
+
+@register("QUANTIZE")
+def prepare_quantize(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    ensure(to.scale.size == 1, "QUANTIZE: the output must have one scale (per-tensor)")
+    ensure(to.type in QRANGE, f"QUANTIZE to {to.type_name} not supported")
+    lo, hi = QRANGE[to.type]
+    zo = to.params_zero_point
+    dtype = to.dtype
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        scale = np.float32(np.float64(to.params_scale))
+
+        def run(ins, outs):
+            q = fx.round_half_away_f32(ins[0].astype(np.float32) / scale).astype(np.int64) + zo
+            outs[0][...] = clamp_cast(q, lo, hi, dtype)
+        return Prepared(run, ("kernel.quantize_per_tensor", n))
+    ensure(ti.type in QRANGE, f"QUANTIZE from {ti.type_name} not supported")
+    m, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) / float(np.float64(to.params_scale)))
+    zi = ti.params_zero_point
+
+    def run(ins, outs):
+        r = fx.mbqm(ins[0].astype(np.int64) - zi, m, sh) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype)
+    return Prepared(run, ("kernel.quantize_per_tensor", n))
+
+
+@register("DEQUANTIZE")
+def prepare_dequantize(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    ensure(to.type == TYPE_FLOAT32, f"DEQUANTIZE to {to.type_name} not supported")
+    ensure(ti.type in (TYPE_INT8, TYPE_INT16), f"DEQUANTIZE from {ti.type_name} not supported")
+    scale = float(np.float64(ti.params_scale))
+    zp = ti.params_zero_point
+
+    def run(ins, outs):
+        outs[0][...] = (scale * (ins[0].astype(np.float64) - zp)).astype(np.float32)
+    return Prepared(run, ("kernel.dequantize_per_tensor", max(to.numel, 1)))
+
+
+@register("LEAKY_RELU")
+def prepare_leaky_relu(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    alpha = np.float32(op.options.Alpha()) if op.options is not None else np.float32(0.2)
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            x = ins[0].astype(np.float32)
+            outs[0][...] = np.where(x > 0, x, x * alpha).astype(np.float32)
+        return Prepared(run, ("kernel.leaky_relu", n))
+    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16), f"LEAKY_RELU of {ti.type_name} not supported")
+    si, so = float(np.float64(ti.params_scale)), float(np.float64(to.params_scale))
+    m_alpha, s_alpha = fx.quantize_multiplier(float(np.float64(alpha)) * si / so)
+    m_id, s_id = fx.quantize_multiplier(si / so)
+    zi, zo = ti.params_zero_point, to.params_zero_point
+    lo, hi = QRANGE[to.type]
+    dtype = to.dtype
+
+    def run(ins, outs):
+        v = ins[0].astype(np.int64) - zi
+        r = np.where(v >= 0, fx.mbqm(v, m_id, s_id), fx.mbqm(v, m_alpha, s_alpha)) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype)
+    return Prepared(run, ("kernel.leaky_relu", n))

@@ -1,0 +1,278 @@
+"""CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D.
+
+- int8 convolutions: ``reference_integer_ops::ConvPerChannel`` / ``DepthwiseConvPerChannel`` with the
+  multipliers of ``PopulateConvolutionQuantizationParams`` (per channel: double(s_in) * double(s_w[c]) /
+  double(s_out), ``QuantizeMultiplier``): acc = sum w * (x - zp_in) over the in-bounds taps (padding adds
+  nothing), + bias, ``MultiplyByQuantizedMultiplier``, + zp_out, clamp to the activation range. Padding and
+  output size: ``ComputePaddingHeightWidth``.
+- FULLY_CONNECTED int8: ``reference_integer_ops::FullyConnected`` (per-tensor multiplier from
+  ``GetQuantizedConvolutionMultipler``: the scale product in float, then double; per channel as TFLM's
+  ``fully_connected_common.cc`` when the filter has one scale per output).
+- pooling int8: ``reference_integer_ops::AveragePool`` (window clipped to the input; sum rounded half away
+  from zero by C division: (acc +/- count/2) / count) and ``MaxPool``; float32 as ``reference_ops``.
+- float32 convolutions and FC: products accumulated in float32 in the reference order (filter y, filter x,
+  input channel), bias added after, then the activation clamp.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import fixedpoint as fx
+from . import register
+from .common import (PADDING_SAME, TYPE_FLOAT32, TYPE_INT8, Prepared, activation_range_float,
+                     activation_range_quantized, clamp_cast, ensure, out_size, pad_before)
+
+
+def _per_channel(ctx, ti, tw, to, n_channels):
+    si = float(np.float64(ti.params_scale))
+    so = float(np.float64(to.params_scale))
+    ensure(tw.scale.size in (1, n_channels), f"filter has {tw.scale.size} scales for {n_channels} channels")
+    mult = np.zeros(n_channels, np.int64)
+    shift = np.zeros(n_channels, np.int64)
+    for c in range(n_channels):
+        s = float(np.float64(tw.scale[c if tw.scale.size > 1 else 0]))
+        mult[c], shift[c] = fx.quantize_multiplier(si * s / so)
+    return mult, shift
+
+
+def _windows(x: np.ndarray, kh, kw, sh, sw, dh, dw, oh, ow):
+    """[N, oh, ow, kh, kw, C] view of the (already padded) NHWC input."""
+    n, _, _, c = x.shape
+    s = x.strides
+    return np.lib.stride_tricks.as_strided(
+        x, shape=(n, oh, ow, kh, kw, c), strides=(s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]),
+        writeable=False)
+
+
+def _conv_geometry(ti, tw_hw, opts, to):
+    _, ih, iw, _ = ti.shape
+    kh, kw = tw_hw
+    pad = int(opts.Padding())
+    sh, sw = int(opts.StrideH()), int(opts.StrideW())
+    dh = int(opts.DilationHFactor()) or 1
+    dw = int(opts.DilationWFactor()) or 1
+    ensure(sh > 0 and sw > 0, "stride must be positive")
+    oh, ow = out_size(pad, ih, kh, sh, dh), out_size(pad, iw, kw, sw, dw)
+    ensure(to.shape[1:3] == (oh, ow), f"output shape {list(to.shape)} does not match the computed {oh}x{ow}")
+    ph = pad_before(sh, dh, ih, kh, oh) if pad == PADDING_SAME else 0
+    pw = pad_before(sw, dw, iw, kw, ow) if pad == PADDING_SAME else 0
+    # the padded extent the windows need (the far side may need more than the near side)
+    need_h = (oh - 1) * sh + (kh - 1) * dh + 1
+    need_w = (ow - 1) * sw + (kw - 1) * dw + 1
+    return dict(kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, oh=oh, ow=ow, ph=ph, pw=pw,
+                after_h=max(need_h - ih - ph, 0), after_w=max(need_w - iw - pw, 0))
+
+
+def _pad_nhwc(x, g, value):
+    return np.pad(x, ((0, 0), (g["ph"], g["after_h"]), (g["pw"], g["after_w"]), (0, 0)), constant_values=value)
+
+
+@register("CONV_2D")
+def prepare_conv(ctx, op):
+    ti, tw, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1]), ctx.tensor(op.outputs[0])
+    tb = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    ensure(len(ti.shape) == 4 and len(tw.shape) == 4, "CONV_2D needs 4-D input and filter")
+    oc, kh, kw, ic = tw.shape
+    ensure(ti.shape[3] == ic, f"grouped convolution (input {ti.shape[3]} channels, filter {ic}) not supported")
+    w = ctx.const(op.inputs[1])
+    ensure(w is not None, "CONV_2D filter must be constant")
+    bias = ctx.const(op.inputs[2]) if tb is not None else None
+    g = _conv_geometry(ti, (kh, kw), op.options, to)
+    act = int(op.options.FusedActivationFunction())
+    macs = to.numel * kh * kw * ic
+    if ti.type == TYPE_FLOAT32:
+        lo, hi = activation_range_float(act)
+        wf = w.astype(np.float32)
+
+        def run(ins, outs):
+            xp = _pad_nhwc(ins[0].astype(np.float32), g, 0)
+            win = _windows(xp, kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+            acc = _float_dot(win.reshape(*win.shape[:3], -1), wf.reshape(oc, -1))
+            if bias is not None:
+                acc = acc + bias.astype(np.float32)
+            outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
+        return Prepared(run, ("kernel.conv2d_f32", macs))
+    ensure(ti.type == TYPE_INT8 and tw.type == TYPE_INT8 and to.type == TYPE_INT8,
+           f"CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported")
+    mult, shift = _per_channel(ctx, ti, tw, to, oc)
+    zi, zo = ti.params_zero_point, to.params_zero_point
+    lo, hi = activation_range_quantized(act, to)
+    w64 = w.astype(np.int64).reshape(oc, -1)
+    b64 = bias.astype(np.int64) if bias is not None else np.zeros(oc, np.int64)
+
+    def run(ins, outs):
+        xp = _pad_nhwc(ins[0].astype(np.int64) - zi, g, 0)
+        win = _windows(xp, kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+        acc = np.einsum("nhwk,ok->nhwo", win.reshape(*win.shape[:3], -1), w64) + b64
+        r = fx.mbqm(fx.wrap32(acc), mult, shift) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, np.int8)
+    return Prepared(run, ("kernel.quantized_conv2d", macs))
+
+
+def _float_dot(win2, w2):
+    """sum over k of win[..., k] * w[o, k] accumulated in float32 in k order (the reference loop order)."""
+    acc = np.zeros(win2.shape[:-1] + (w2.shape[0],), np.float32)
+    for k in range(win2.shape[-1]):
+        acc += win2[..., k:k + 1] * w2[:, k]
+    return acc
+
+
+@register("DEPTHWISE_CONV_2D")
+def prepare_depthwise(ctx, op):
+    ti, tw, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1]), ctx.tensor(op.outputs[0])
+    tb = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    ensure(len(ti.shape) == 4 and len(tw.shape) == 4, "DEPTHWISE_CONV_2D needs 4-D input and filter")
+    _, kh, kw, oc = tw.shape
+    ic = ti.shape[3]
+    dm = int(op.options.DepthMultiplier()) or 1
+    ensure(oc == ic * dm, f"output channels {oc} != input channels {ic} x depth multiplier {dm}")
+    w = ctx.const(op.inputs[1])
+    ensure(w is not None, "DEPTHWISE_CONV_2D filter must be constant")
+    bias = ctx.const(op.inputs[2]) if tb is not None else None
+    g = _conv_geometry(ti, (kh, kw), op.options, to)
+    act = int(op.options.FusedActivationFunction())
+    macs = to.numel * kh * kw
+    chan_in = np.arange(oc) // dm  # output channel c reads input channel c // depth_multiplier
+
+    if ti.type == TYPE_FLOAT32:
+        lo, hi = activation_range_float(act)
+        wf = w.astype(np.float32).reshape(kh, kw, oc)
+
+        def run(ins, outs):
+            xp = _pad_nhwc(ins[0].astype(np.float32), g, 0)[..., chan_in]
+            win = _windows(np.ascontiguousarray(xp), kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+            acc = np.zeros(win.shape[:3] + (oc,), np.float32)
+            for y in range(kh):
+                for x in range(kw):
+                    acc += win[:, :, :, y, x, :] * wf[y, x]
+            if bias is not None:
+                acc = acc + bias.astype(np.float32)
+            outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
+        return Prepared(run, ("kernel.depthwise_conv2d_f32", macs))
+    ensure(ti.type == TYPE_INT8 and tw.type == TYPE_INT8 and to.type == TYPE_INT8,
+           f"DEPTHWISE_CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported")
+    mult, shift = _per_channel(ctx, ti, tw, to, oc)
+    zi, zo = ti.params_zero_point, to.params_zero_point
+    lo, hi = activation_range_quantized(act, to)
+    w64 = w.astype(np.int64).reshape(kh, kw, oc)
+    b64 = bias.astype(np.int64) if bias is not None else np.zeros(oc, np.int64)
+
+    def run(ins, outs):
+        xp = _pad_nhwc(ins[0].astype(np.int64) - zi, g, 0)[..., chan_in]
+        win = _windows(np.ascontiguousarray(xp), kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+        acc = np.einsum("nhwyxc,yxc->nhwc", win, w64) + b64
+        r = fx.mbqm(fx.wrap32(acc), mult, shift) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, np.int8)
+    return Prepared(run, ("kernel.quantized_depthwise_conv2d", macs))
+
+
+@register("FULLY_CONNECTED")
+def prepare_fc(ctx, op):
+    ti, tw, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1]), ctx.tensor(op.outputs[0])
+    tb = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    o = op.options
+    ensure(o is None or int(o.WeightsFormat()) == 0, "FULLY_CONNECTED: only the default weights format")
+    ensure(len(tw.shape) == 2, "FULLY_CONNECTED filter must be 2-D")
+    units, depth = tw.shape
+    ensure(ti.numel % depth == 0, f"input of {ti.numel} elements is not a multiple of the depth {depth}")
+    batches = ti.numel // depth
+    ensure(to.numel == batches * units, f"output {list(to.shape)} is not {batches} x {units}")
+    w = ctx.const(op.inputs[1])
+    ensure(w is not None, "FULLY_CONNECTED filter must be constant")
+    bias = ctx.const(op.inputs[2]) if tb is not None else None
+    act = int(o.FusedActivationFunction()) if o is not None else 0
+    macs = batches * units * depth
+    if ti.type == TYPE_FLOAT32:
+        lo, hi = activation_range_float(act)
+        wf = w.astype(np.float32)
+
+        def run(ins, outs):
+            x = ins[0].astype(np.float32).reshape(batches, depth)
+            acc = _float_dot(x, wf)
+            if bias is not None:
+                acc = acc + bias.astype(np.float32)
+            outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32).reshape(to.shape)
+        return Prepared(run, ("kernel.fully_connected_f32", macs))
+    ensure(ti.type == TYPE_INT8 and tw.type == TYPE_INT8 and to.type == TYPE_INT8,
+           f"FULLY_CONNECTED {ti.type_name} x {tw.type_name} -> {to.type_name} not supported")
+    if tw.scale.size > 1:
+        mult, shift = _per_channel(ctx, ti, tw, to, units)
+    else:
+        ensure(tw.params_zero_point == 0, "filter zero point must be 0")
+        prod = np.float64(np.float32(ti.params_scale) * np.float32(tw.params_scale))
+        m, s = fx.quantize_multiplier(float(prod) / float(np.float64(to.params_scale)))
+        mult, shift = np.int64(m), np.int64(s)
+    zi, zw, zo = ti.params_zero_point, tw.params_zero_point, to.params_zero_point
+    lo, hi = activation_range_quantized(act, to)
+    w64 = w.astype(np.int64) - zw
+    b64 = bias.astype(np.int64) if bias is not None else np.zeros(units, np.int64)
+
+    def run(ins, outs):
+        x = ins[0].astype(np.int64).reshape(batches, depth) - zi
+        acc = x @ w64.T + b64
+        r = fx.mbqm(fx.wrap32(acc), mult, shift) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, np.int8).reshape(to.shape)
+    return Prepared(run, ("kernel.quantized_linear", macs))
+
+
+def _pool(ctx, op, kind: str):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    o = op.options
+    ensure(len(ti.shape) == 4, f"{op.op_name} needs a 4-D input")
+    n, ih, iw, c = ti.shape
+    fh, fw = int(o.FilterHeight()), int(o.FilterWidth())
+    sh, sw = int(o.StrideH()), int(o.StrideW())
+    pad = int(o.Padding())
+    oh, ow = out_size(pad, ih, fh, sh), out_size(pad, iw, fw, sw)
+    ensure(to.shape == (n, oh, ow, c), f"output shape {list(to.shape)} does not match the computed "
+                                        f"{[n, oh, ow, c]}")
+    ph = pad_before(sh, 1, ih, fh, oh) if pad == PADDING_SAME else 0
+    pw = pad_before(sw, 1, iw, fw, ow) if pad == PADDING_SAME else 0
+    act = int(o.FusedActivationFunction())
+    is_float = ti.type == TYPE_FLOAT32
+    ensure(is_float or (ti.type == TYPE_INT8 and to.type == TYPE_INT8) or (ti.type == to.type == 7),
+           f"{op.op_name} of {ti.type_name} not supported")
+    lo, hi = activation_range_float(act) if is_float else activation_range_quantized(act, to)
+    # per output position: the window clipped to the input
+    ys = [(max(0, y * sh - ph), min(ih, y * sh - ph + fh)) for y in range(oh)]
+    xs = [(max(0, x * sw - pw), min(iw, x * sw - pw + fw)) for x in range(ow)]
+    dtype = to.dtype
+
+    def run(ins, outs):
+        x = ins[0]
+        out = np.empty((n, oh, ow, c), np.float32 if is_float else np.int64)
+        for yi, (y0, y1) in enumerate(ys):
+            for xi, (x0, x1) in enumerate(xs):
+                win = x[:, y0:y1, x0:x1, :]
+                if kind == "max":
+                    out[:, yi, xi, :] = win.max(axis=(1, 2)) if win.size else (lo if not is_float else 0)
+                    continue
+                count = (y1 - y0) * (x1 - x0)
+                if is_float:
+                    acc = np.zeros((n, c), np.float32)
+                    for yy in range(y0, y1):
+                        for xx in range(x0, x1):
+                            acc += x[:, yy, xx, :].astype(np.float32)
+                    out[:, yi, xi, :] = acc / np.float32(count) if count else 0
+                else:
+                    acc = win.astype(np.int64).sum(axis=(1, 2))
+                    half = count // 2
+                    q = np.where(acc > 0, acc + half, acc - half)
+                    out[:, yi, xi, :] = np.where(q >= 0, q // count, -((-q) // count)) if count else 0
+        if is_float:
+            outs[0][...] = np.clip(out, np.float32(lo), np.float32(hi)).astype(np.float32)
+        else:
+            outs[0][...] = clamp_cast(out, lo, hi, dtype)
+    return Prepared(run, ("kernel.quantized_avg_pool2d" if kind == "avg" else "kernel.quantized_max_pool2d",
+                          to.numel * fh * fw))
+
+
+@register("AVERAGE_POOL_2D")
+def prepare_avg_pool(ctx, op):
+    return _pool(ctx, op, "avg")
+
+
+@register("MAX_POOL_2D")
+def prepare_max_pool(ctx, op):
+    return _pool(ctx, op, "max")

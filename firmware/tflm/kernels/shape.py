@@ -1,0 +1,187 @@
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD/PADV2, CONCATENATION, TRANSPOSE, PACK, UNPACK, SPLIT, MEAN, ARG_MAX.
+
+Data movement is exact by construction (bytes are copied); the rules are TFLM's Prepare checks:
+``concatenation.cc`` (int8 inputs must share the output's scale and zero point, no fused activation),
+``pad.cc`` (int8 pads with the output zero point unless PADV2 gives a value), ``transpose.cc``, ``pack.cc``,
+``unpack.cc``, ``split.cc``, ``arg_min_max.cc`` (ties: the first index). MEAN int8/int16:
+``reference_ops::QuantizedMeanOrSum`` with TFLM ``reduce_common.cc``'s multiplier (s_in / s_out in double,
+``QuantizeMultiplier``), adjusted for the element count n: shift = min(63 - clz64(n), 32, 31 + output_shift),
+multiplier = (multiplier << shift) / n (int64 division), output_shift -= shift; then
+MBQM(sum - zp_in * n) + zp_out, clamped. MEAN float32: the sum in float32 in input order, divided by n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import fixedpoint as fx
+from . import register
+from .common import QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure
+
+
+def _copy_run(ins, outs):
+    outs[0].reshape(-1)[...] = ins[0].reshape(-1)
+
+
+@register("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+def prepare_reshape(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    ensure(ti.numel == to.numel, f"input of {ti.numel} elements reshaped to {list(to.shape)}")
+    ensure(ti.type == to.type, "input and output types differ")
+    return Prepared(_copy_run, ("memcpy_byte", to.nbytes))
+
+
+def _const_int(ctx, index, what):
+    v = ctx.const(index)
+    ensure(v is not None, f"{what} must be a constant tensor")
+    return v.astype(np.int64)
+
+
+@register("PAD", "PADV2")
+def prepare_pad(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    pads = _const_int(ctx, op.inputs[1], "paddings").reshape(-1, 2)
+    ensure(pads.shape[0] == len(ti.shape), f"paddings for {pads.shape[0]} dims, input has {len(ti.shape)}")
+    ensure(bool((pads >= 0).all()), "negative padding")
+    want = tuple(int(d + a + b) for d, (a, b) in zip(ti.shape, pads))
+    ensure(want == tuple(to.shape), f"padded shape {list(want)} != output {list(to.shape)}")
+    value = None
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        cv = ctx.const(op.inputs[2])
+        ensure(cv is not None, "PADV2 constant value must be constant")
+        value = cv.reshape(-1)[0]
+    if value is None:
+        value = to.params_zero_point if to.type in (TYPE_INT8,) else 0
+    if ti.type == TYPE_INT8:
+        ensure(ti.params_zero_point == to.params_zero_point and np.float32(ti.params_scale) == np.float32(to.params_scale),
+               "PAD int8: input and output quantization differ")
+    widths = [(int(a), int(b)) for a, b in pads]
+
+    def run(ins, outs):
+        outs[0][...] = np.pad(ins[0], widths, constant_values=value)
+    return Prepared(run, ("kernel.pad", to.numel))
+
+
+@register("CONCATENATION")
+def prepare_concat(ctx, op):
+    to = ctx.tensor(op.outputs[0])
+    o = op.options
+    ensure(o is None or int(o.FusedActivationFunction()) == 0, "CONCATENATION: fused activation not supported")
+    axis = int(o.Axis()) if o is not None else 0
+    if axis < 0:
+        axis += len(to.shape)
+    ensure(0 <= axis < len(to.shape), f"axis {axis} out of range")
+    ins = [ctx.tensor(i) for i in op.inputs]
+    for t in ins:
+        ensure(t.type == to.type, "input and output types differ")
+        if to.type == TYPE_INT8:
+            ensure(np.float32(t.params_scale) == np.float32(to.params_scale)
+                   and t.params_zero_point == to.params_zero_point,
+                   "CONCATENATION int8: inputs must have the output's scale and zero point")
+    ensure(sum(t.shape[axis] for t in ins) == to.shape[axis], "concatenated sizes do not match the output")
+
+    def run(arrs, outs):
+        outs[0][...] = np.concatenate(arrs, axis=axis)
+    return Prepared(run, ("memcpy_byte", to.nbytes))
+
+
+@register("TRANSPOSE")
+def prepare_transpose(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    perm = [int(p) for p in _const_int(ctx, op.inputs[1], "perm").reshape(-1)]
+    ensure(sorted(perm) == list(range(len(ti.shape))), f"bad permutation {perm}")
+    ensure(tuple(ti.shape[p] for p in perm) == tuple(to.shape), "permuted shape != output")
+
+    def run(ins, outs):
+        outs[0][...] = np.transpose(ins[0], perm)
+    return Prepared(run, ("kernel.transpose", to.numel))
+
+
+@register("PACK")
+def prepare_pack(ctx, op):
+    to = ctx.tensor(op.outputs[0])
+    axis = int(op.options.Axis())
+    if axis < 0:
+        axis += len(to.shape)
+
+    def run(ins, outs):
+        outs[0][...] = np.stack(ins, axis=axis)
+    return Prepared(run, ("memcpy_byte", to.nbytes))
+
+
+@register("UNPACK")
+def prepare_unpack(ctx, op):
+    ti = ctx.tensor(op.inputs[0])
+    axis = int(op.options.Axis())
+    if axis < 0:
+        axis += len(ti.shape)
+
+    def run(ins, outs):
+        for i, o in enumerate(outs):
+            o[...] = np.take(ins[0], i, axis=axis)
+    return Prepared(run, ("memcpy_byte", ti.nbytes))
+
+
+@register("SPLIT")
+def prepare_split(ctx, op):
+    ti = ctx.tensor(op.inputs[1])
+    axis = int(_const_int(ctx, op.inputs[0], "axis").reshape(-1)[0])
+    if axis < 0:
+        axis += len(ti.shape)
+    n = len(op.outputs)
+    ensure(ti.shape[axis] % n == 0, f"dimension {ti.shape[axis]} does not split into {n}")
+
+    def run(ins, outs):
+        for o, part in zip(outs, np.split(ins[1], n, axis=axis)):
+            o[...] = part
+    return Prepared(run, ("memcpy_byte", ti.nbytes))
+
+
+@register("ARG_MAX")
+def prepare_arg_max(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    axis = int(_const_int(ctx, op.inputs[1], "axis").reshape(-1)[0])
+    if axis < 0:
+        axis += len(ti.shape)
+    dtype = to.dtype
+
+    def run(ins, outs):
+        outs[0][...] = np.argmax(ins[0], axis=axis).astype(dtype).reshape(outs[0].shape)
+    return Prepared(run, ("kernel.default", ti.numel))
+
+
+@register("MEAN")
+def prepare_mean(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    axes = sorted({int(a) % len(ti.shape) for a in _const_int(ctx, op.inputs[1], "axis").reshape(-1)})
+    keep = bool(op.options.KeepDims()) if op.options is not None else False
+    n = 1
+    for a in axes:
+        n *= ti.shape[a]
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(ti.shape)) if keep else \
+        tuple(d for i, d in enumerate(ti.shape) if i not in axes)
+    ensure(int(np.prod(out_shape, dtype=np.int64)) == to.numel, f"reduced shape {list(out_shape)} != output "
+                                                                 f"{list(to.shape)}")
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            x = np.moveaxis(ins[0].astype(np.float32), axes, list(range(-len(axes), 0)))
+            x = x.reshape(x.shape[:x.ndim - len(axes)] + (-1,))
+            acc = np.zeros(x.shape[:-1], np.float32)
+            for k in range(x.shape[-1]):
+                acc += x[..., k]
+            outs[0][...] = (acc / np.float32(n)).astype(np.float32).reshape(outs[0].shape)
+        return Prepared(run, ("kernel.mean", ti.numel))
+    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16), f"MEAN of {ti.type_name} not supported")
+    m, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) / float(np.float64(to.params_scale)))
+    shift = min(63 - (64 - int(n).bit_length()), 32, 31 + sh)
+    m = (m << shift) // n if shift >= 0 else (m >> -shift) // n
+    sh -= shift
+    zi, zo = ti.params_zero_point, to.params_zero_point
+    lo, hi = QRANGE[to.type]
+    dtype = to.dtype
+
+    def run(ins, outs):
+        s = ins[0].astype(np.int64).sum(axis=tuple(axes))
+        r = fx.mbqm(fx.wrap32(s - zi * n), m, sh) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype).reshape(outs[0].shape)
+    return Prepared(run, ("kernel.mean", ti.numel))

@@ -1,0 +1,327 @@
+"""``tflm_inference_runner``: a Python counterpart of the TFLite Micro inference runner on the Corstone-300.
+
+It does what Arm's ML Embedded Evaluation Kit's ``inference_runner`` use case does with a model at a known
+address (MLEK ``source/use_case/inference_runner``: ``MainLoop.cc``, ``UseCaseHandler.cc``;
+``source/application/api/common/source/Model.cc``; ``source/profiler/Profiler.cc``; the NPU counters of
+``source/hal/source/components/npu/ethosu_profiler.c``): load the ``.tflite`` the platform placed in memory
+(``GetModel``, schema version check), create the allocator on the tensor arena, ``AllocateTensors``, print the
+model's tensors (``LogInterpreterInfo``), fill the inputs, run one inference between the profiler's start and
+stop, print ``Final results:`` and the profile block, write the outputs, and end with EOT.
+
+Log strings (``info`` prints ``INFO - ``, ``printf_err`` ``ERROR - ``), from the sources above:
+
+- ``Model.cc``: ``Creating allocator using tensor arena at 0x%p``, ``Allocating tensors``, ``Model INPUT
+  tensors: ``, ``\\ttensor type is %s``, ``\\ttensor occupies %zu bytes with dimensions``, ``\\t\\t%d: %3d``,
+  ``Quant dimension: %i``, ``Scale[%d] = %f``, ``ZeroPoint[%d] = %d``, ``Model OUTPUT tensors: ``,
+  ``Activation buffer (a.k.a tensor arena) size used: %zu``, ``Number of operators: %u``,
+  ``\\tOperator %zu: %s``, ``tensor allocation failed!``, ``Model's schema version ...``;
+- ``UseCaseHandler.cc``: ``Running inference... ``(LCD only), ``Final results:``, ``Total number of inferences:
+  1``; ``MainLoop.cc``: ``Failed to initialise model``, ``Inference completed.``, ``Inference failed.``;
+- ``Profiler.cc``: ``Profile for %s:`` then one line per counter. MLEK up to 22.x prints ``%s %s: %.0f``
+  (name unit: value) in the order NPU AXI0_RD_DATA_BEAT_RECEIVED, AXI0_WR_DATA_BEAT_WRITTEN,
+  AXI1_RD_DATA_BEAT_RECEIVED beats, NPU ACTIVE, NPU IDLE, NPU TOTAL cycles (the form of the published FVP
+  figures, ``NPU ACTIVE cycles: 413814``), then ``CPU TOTAL cycles`` (``CPU_PROFILE_ENABLED``); current MLEK
+  prints ``%s: %.0f %s`` in the counter order of ``ethosu_profiler.c`` (NPU IDLE, the three AXI counters,
+  NPU ACTIVE, NPU TOTAL, CPU TOTAL). ``firmware.options.log_format`` picks ``mlek-22`` (default) or
+  ``mlek-25``.
+
+The PMU is programmed as ``ethosu_profiler.c`` does: event counters 0..3 = NPU_IDLE, AXI0 read beats, AXI0
+write beats, AXI1 read beats, enabled with the cycle counter in the driver's inference begin hook and disabled
+in the end hook of every ``ethos-u`` operator; NPU ACTIVE = TOTAL - IDLE. CPU TOTAL is the CPU cycles over the
+whole inference (the board's CPU cost model: CPU kernels, driver, waits for the NPU).
+
+Inputs: files given with ``-i`` (raw bytes, or ``.npy`` of the tensor's dtype and shape), else what MLEK
+does: bytes of ``std::rand() & 0xFF`` (newlib's ``rand``, unseeded), or zeros with
+``firmware.options.inputs: zeros``. Outputs: ``-o BASE`` writes ``BASE-<i>.bin`` (raw tensor bytes), as the
+``.pte`` path does.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from ..drivers.ethosu import EthosUDriver
+from ..drivers.uart import Uart
+from ..hal import BootInfo
+from .ethosu_op import EthosUKernel
+from .interpreter import Interpreter, InterpreterError
+from .model import ModelError, builtin_names, load_model
+from .planner import PLANNERS
+
+_OPTIONS = {
+    "inputs": "how inputs are filled without -i: random (MLEK: std::rand() & 0xFF) or zeros",
+    "log_format": "the profile block's format: mlek-22 (name unit: value) or mlek-25 (name: value unit)",
+    "log_tensor_info": "print the input/output tensor details (Model.cc LogInterpreterInfo), true/false",
+    # inherited from the Corstone-300 board's ExecuTorch section; accepted, not used by this image
+    "inferences": "number of inferences (1; MLEK's inference_runner runs one)",
+    "log_outputs": "unused by this image (inherited from the ExecuTorch runner's section)",
+    "atol": "unused by this image (inherited)",
+    "rtol": "unused by this image (inherited)",
+}
+
+PMCR, PMCNTENSET, PMCNTENCLR, PMCCNTR, PMCCNTR_HI, PMCCNTR_CFG = 0x180, 0x184, 0x188, 0x1A0, 0x1A4, 0x1A8
+PMEVCNTR0, PMEVTYPER0 = 0x300, 0x380
+EV_NPU_IDLE, EV_AXI0_RD, EV_AXI0_WR, EV_AXI1_RD = 0x20, 0x82, 0x87, 0x182
+CCNT_BIT = 1 << 31
+
+
+def check_config(boot: dict) -> list[str]:
+    """Problems with the board's firmware section for this image, one line each (exit status 2)."""
+    fw = boot.get("firmware") or {}
+    problems = []
+    planner = fw.get("allocator") or "greedy"
+    if planner not in PLANNERS:
+        problems.append(f"firmware.allocator: {planner!r} is not a TFLite Micro memory planner; allowed: "
+                        f"{', '.join(PLANNERS)}")
+    pools = boot.get("pools") or {}
+    if "arena" not in pools or not (pools["arena"] or {}).get("size"):
+        problems.append("firmware.pools.arena: required by tflm_inference_runner (the tensor arena: region, size, "
+                        "npu: true)")
+    for key, value in (fw.get("options") or {}).items():
+        if key not in _OPTIONS:
+            problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
+        elif key == "inputs" and value not in ("random", "zeros"):
+            problems.append(f"firmware.options.inputs: {value!r}: expected random or zeros")
+        elif key == "log_format" and value not in ("mlek-22", "mlek-25"):
+            problems.append(f"firmware.options.log_format: {value!r}: expected mlek-22 or mlek-25")
+        elif key == "log_tensor_info" and not isinstance(value, bool):
+            problems.append(f"firmware.options.log_tensor_info: {value!r}: expected true or false")
+        elif key == "inferences" and value != 1:
+            problems.append(f"firmware.options.inferences: {value!r}: tflm_inference_runner runs one inference")
+    return problems
+
+
+class _Stop(Exception):
+    pass
+
+
+class NpuProfiler:
+    """The driver hooks of ``ethosu_profiler.c``: counters on between ethosu_inference_begin and _end."""
+
+    def __init__(self, bus, base: int):
+        self.bus, self.base = bus, base
+        self.mask = 0xF | CCNT_BIT
+
+    def init(self) -> None:
+        w, r, b = self.bus.write32, self.bus.read32, self.base
+        for i, ev in enumerate((EV_NPU_IDLE, EV_AXI0_RD, EV_AXI0_WR, EV_AXI1_RD)):
+            w(b + PMEVTYPER0 + 4 * i, ev)
+        w(b + PMCCNTR_CFG, 0)
+        w(b + PMCR, r(b + PMCR) | 1)  # ETHOSU_PMU_Enable
+        w(b + PMCNTENCLR, self.mask)
+        w(b + PMCR, r(b + PMCR) | 0x2 | 0x4)  # reset event and cycle counters
+
+    def inference_begin(self) -> None:
+        self.bus.write32(self.base + PMCNTENCLR, self.mask)
+        self.bus.write32(self.base + PMCNTENSET, self.mask)
+
+    def inference_end(self) -> None:
+        self.bus.write32(self.base + PMCNTENCLR, self.mask)
+
+    def counters(self) -> dict:
+        r, b = self.bus.read32, self.base
+        total = r(b + PMCCNTR) | (r(b + PMCCNTR_HI) << 32)
+        ev = [r(b + PMEVCNTR0 + 4 * i) for i in range(4)]
+        return {"idle": ev[0], "axi0_rd": ev[1], "axi0_wr": ev[2], "axi1_rd": ev[3], "total": total,
+                "active": total - ev[0]}
+
+
+def newlib_rand_bytes(n: int) -> np.ndarray:
+    """``std::rand() & 0xFF`` n times from newlib's unseeded 64-bit LCG."""
+    state = 1
+    out = np.empty(n, np.uint8)
+    mask64 = (1 << 64) - 1
+    for i in range(n):
+        state = (state * 6364136223846793005 + 1) & mask64
+        out[i] = ((state >> 32) & 0x7FFFFFFF) & 0xFF
+    return out
+
+
+class Runner:
+    def __init__(self, bus, boot: BootInfo):
+        self.bus, self.boot = bus, boot
+        self.console = Uart(bus, boot.console_base)
+        opts = boot.options
+        self.log_format = opts.get("log_format", "mlek-22")
+        self.fill = opts.get("inputs", "random")
+        self.tensor_info = bool(opts.get("log_tensor_info", True))
+        self.driver_log = io.BytesIO()
+
+    def _emit(self, text: str) -> None:
+        data = text.encode("utf-8", "replace")
+        self.bus.work("log_char", len(data))
+        self.console.write(data)
+
+    def info(self, msg: str) -> None:
+        self._emit(f"INFO - {msg}\n")
+
+    def err(self, msg: str) -> None:
+        self._emit(f"ERROR - {msg}\n")
+
+    def fail(self, msg: str, reason: str) -> None:
+        self.err(msg)
+        raise _Stop(reason)
+
+    def main(self) -> int:
+        try:
+            self.run()
+        except _Stop as e:
+            self.bus.abort(str(e))
+        return 0
+
+    def run(self) -> None:
+        bus, boot = self.bus, self.boot
+        self.info("Arm ML embedded code samples: inference_runner (Python TFLite Micro counterpart, tflm_inference_runner)")
+        if boot.model_address is None or not boot.model_size:
+            self.fail("Failed to initialise model", "no model in memory (give a .tflite file)")
+        self.info(f"Model pointer: 0x{boot.model_address:08x}")
+        data = bus.read(boot.model_address, boot.model_size)
+        bus.work("parse_byte", len(data))
+        try:
+            model = load_model(data)
+        except ModelError as e:
+            self.err(str(e))
+            self.fail("Failed to initialise model", f"{boot.model_name or 'model'}: {e}")
+        arena = boot.pools["arena"]
+        npu = boot.npu
+        self.profiler = NpuProfiler(bus, npu.base) if npu is not None else None
+        driver = None
+        if npu is not None:
+            fast = boot.pools.get("fast_scratch")
+            driver = EthosUDriver(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
+                                  fast_memory=(fast.address, fast.size) if fast is not None and fast.size else None,
+                                  console=self.console, hooks=self.profiler)
+            if not driver.init():
+                self.fail("Failed to initialise Ethos-U device", "Ethos-U init failed")
+        self.info(f"Creating allocator using tensor arena at 0x{arena.address:08x}")
+        ethosu = (lambda interp, op: EthosUKernel(interp, op, driver, None)) if driver is not None else None
+        interp = Interpreter(bus, model, boot.model_address, arena.address, arena.size,
+                             planner=boot.allocator if boot.allocator in PLANNERS else "greedy", ethosu=ethosu)
+        self.info("Allocating tensors")
+        try:
+            interp.allocate_tensors()
+        except InterpreterError as e:
+            for line in e.lines:
+                self.err(line)
+            self.err("tensor allocation failed!")
+            self.fail("Failed to initialise model", f"{boot.model_name or 'model'}: {e.lines[0] if e.lines else e.status}")
+        self.interp = interp
+        if self.tensor_info:
+            self.log_interpreter_info(model, interp)
+        self.prepare_inputs(model, interp)
+        if self.profiler is not None:
+            self.profiler.init()
+        c0 = bus.cpu_cycles()
+        try:
+            interp.invoke()
+        except InterpreterError as e:
+            for line in e.lines:
+                self.err(line)
+            self.err("Invoke failed.")
+            self.err("Inference failed.")
+            raise _Stop(f"{boot.model_name or 'model'}: {e.lines[0] if e.lines else e.status}") from None
+        cpu = bus.cpu_cycles() - c0
+        self.info("Final results:")
+        self.info("Total number of inferences: 1")
+        self.print_profile(cpu)
+        self.write_outputs(model, interp)
+        self.info("Inference completed.")
+        self.console.write(b"\x04")
+
+    def log_interpreter_info(self, model, interp) -> None:
+        def tensor_info(t):
+            self.info(f"\ttensor type is {t.type_name}")
+            self.info(f"\ttensor occupies {t.nbytes} bytes with dimensions")
+            for i, d in enumerate(t.shape):
+                self.info(f"\t\t{i}: {d:3d}")
+            if t.scale.size:
+                self.info(f"Quant dimension: {t.quantized_dimension}")
+                for i, s in enumerate(t.scale):
+                    self.info(f"Scale[{i}] = {float(s):f}")
+                for i, z in enumerate(t.zero_point):
+                    self.info(f"ZeroPoint[{i}] = {int(z)}")
+
+        self.info("Model INPUT tensors: ")
+        for i in model.inputs:
+            tensor_info(model.tensors[i])
+        self.info("Model OUTPUT tensors: ")
+        for i in model.outputs:
+            tensor_info(model.tensors[i])
+        self.info(f"Activation buffer (a.k.a tensor arena) size used: {interp.arena_used_bytes}")
+        self.info(f"Number of operators: {len(model.operators)}")
+        names = builtin_names()
+        for i, node in enumerate(interp.nodes):
+            self.info(f"\tOperator {i}: {node.name if node.name == 'ethos-u' else names.get(node.op.builtin_code, node.name)}")
+
+    def prepare_inputs(self, model, interp) -> None:
+        files = list(self.boot.args.get("inputs") or [])
+        for k, ti in enumerate(model.inputs):
+            t = model.tensors[ti]
+            dst = self.bus.view(interp.address(ti), t.nbytes)
+            if k < len(files):
+                path = files[k]
+                raw = self.bus.host_read_file(path)
+                if raw is None:
+                    self.fail(f"cannot read input file {path}", f"input {k}: cannot read {path}")
+                if path.endswith(".npy"):
+                    try:
+                        arr = np.load(io.BytesIO(raw), allow_pickle=False)
+                    except ValueError as e:
+                        self.fail(f"{path}: not a valid .npy file: {e}", f"input {k}: bad .npy")
+                    if arr.dtype != t.dtype or arr.size != t.numel:
+                        self.fail(f"{path}: array {arr.dtype}{list(arr.shape)}, input {k} is "
+                                  f"{t.type_name}{list(t.shape)}", f"input {k}: wrong array")
+                    raw = np.ascontiguousarray(arr).tobytes()
+                if len(raw) != t.nbytes:
+                    self.fail(f"input file {path}: {len(raw)} bytes, input {k} needs {t.nbytes}",
+                              f"input {k}: size mismatch")
+                dst[:] = np.frombuffer(raw, np.uint8)
+            elif self.fill == "zeros":
+                dst[:] = 0
+            else:
+                dst[:] = newlib_rand_bytes(t.nbytes)
+            self.bus.work("memset_byte", t.nbytes)
+
+    def print_profile(self, cpu: int) -> None:
+        c = self.profiler.counters() if self.profiler is not None else None
+        self.info("Profile for Inference:")
+        rows = []
+        if c is not None:
+            npu = [("NPU AXI0_RD_DATA_BEAT_RECEIVED", "beats", c["axi0_rd"]),
+                   ("NPU AXI0_WR_DATA_BEAT_WRITTEN", "beats", c["axi0_wr"]),
+                   ("NPU AXI1_RD_DATA_BEAT_RECEIVED", "beats", c["axi1_rd"]),
+                   ("NPU ACTIVE", "cycles", c["active"]), ("NPU IDLE", "cycles", c["idle"]),
+                   ("NPU TOTAL", "cycles", c["total"])]
+            if self.log_format == "mlek-25":
+                npu = [npu[4], npu[0], npu[1], npu[2], npu[3], npu[5]]
+            rows += npu
+        rows.append(("CPU TOTAL", "cycles", cpu))
+        for name, unit, value in rows:
+            if self.log_format == "mlek-25":
+                self.info(f"{name}: {value} {unit}")
+            else:
+                self.info(f"{name} {unit}: {value}")
+
+    def write_outputs(self, model, interp) -> None:
+        base = self.boot.args.get("output")
+        if not base:
+            return
+        failures = []
+        for k, ti in enumerate(model.outputs):
+            t = model.tensors[ti]
+            path = f"{base}-{k}.bin"
+            data = self.bus.read(interp.address(ti), t.nbytes)
+            self.info(f"Writing output tensor {k} ({t.type_name}{list(t.shape)}, {t.nbytes} bytes) to {path}")
+            res = self.bus.host_write_file(path, data)
+            if not res.ok:
+                self.err(f"Failed to write output file {path}: {res.strerror}")
+                failures.append(f"output file {path} was not written: {res.strerror} (errno {res.errno})")
+        if failures:
+            raise _Stop(failures[0])
+
+
+def main(bus, boot_info: dict) -> int:
+    """The reset handler."""
+    return Runner(bus, BootInfo.from_mapping(boot_info)).main()

@@ -1,0 +1,195 @@
+"""The kernel test models: one or two operators each, int8 (and float where the kernel has a float path),
+built with tflite_builder, with seeded inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tflite_builder import Op, T, build
+
+
+def _q(name, shape, scale, zp, dtype="int8"):
+    return T(name, shape, dtype, scale=[scale], zero_point=[zp])
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def m_add(sub=False, act=0, broadcast=False):
+    bshape = [1, 1, 1, 8] if broadcast else [1, 4, 4, 8]
+    ts = [_q("x", [1, 4, 4, 8], 0.1, -3), _q("y", bshape, 0.23, 5), _q("z", [1, 4, 4, 8], 0.15, 1)]
+    name = "SUB" if sub else "ADD"
+    return build(ts, [Op(name, ["x", "y"], ["z"], (f"{name.title()}Options", {"FusedActivationFunction": act}))],
+                 ["x", "y"], ["z"])
+
+
+def m_mul(act=0):
+    ts = [_q("x", [1, 3, 5, 8], 0.07, -10), _q("y", [1, 3, 5, 8], 0.05, 3), _q("z", [1, 3, 5, 8], 0.02, -2)]
+    return build(ts, [Op("MUL", ["x", "y"], ["z"], ("MulOptions", {"FusedActivationFunction": act}))], ["x", "y"], ["z"])
+
+
+def m_fc(per_channel=False, act=0):
+    r = _rng(1)
+    w = r.integers(-127, 128, (10, 24), dtype=np.int8)
+    bias = r.integers(-2000, 2000, (10,), dtype=np.int32)
+    ws = [0.01 + 0.001 * i for i in range(10)] if per_channel else [0.013]
+    ts = [_q("x", [2, 24], 0.05, 4), T("w", [10, 24], "int8", w, ws, [0] * len(ws)),
+          T("b", [10], "int32", bias, [0.05 * s for s in ws], [0] * len(ws)), _q("y", [2, 10], 0.3, -7)]
+    return build(ts, [Op("FULLY_CONNECTED", ["x", "w", "b"], ["y"],
+                         ("FullyConnectedOptions", {"FusedActivationFunction": act}))], ["x"], ["y"])
+
+
+def m_conv(padding=0, stride=1, act=1, k=3, dilation=1):
+    r = _rng(2)
+    w = r.integers(-127, 128, (6, k, k, 5), dtype=np.int8)
+    bias = r.integers(-3000, 3000, (6,), dtype=np.int32)
+    ws = [0.004 + 0.001 * i for i in range(6)]
+    from firmware.tflm.kernels.common import out_size
+    oh = out_size(padding, 9, k, stride, dilation)
+    ow = out_size(padding, 7, k, stride, dilation)
+    ts = [_q("x", [1, 9, 7, 5], 0.04, -6), T("w", [6, k, k, 5], "int8", w, ws, [0] * 6),
+          T("b", [6], "int32", bias, [0.04 * s for s in ws], [0] * 6), _q("y", [1, oh, ow, 6], 0.05, 3)]
+    return build(ts, [Op("CONV_2D", ["x", "w", "b"], ["y"], ("Conv2DOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "FusedActivationFunction": act,
+        "DilationWFactor": dilation, "DilationHFactor": dilation}))], ["x"], ["y"])
+
+
+def m_dwconv(padding=0, stride=1, act=0, dm=2):
+    r = _rng(3)
+    oc = 4 * dm
+    w = r.integers(-127, 128, (1, 3, 3, oc), dtype=np.int8)
+    bias = r.integers(-1000, 1000, (oc,), dtype=np.int32)
+    ws = [0.01 + 0.002 * i for i in range(oc)]
+    from firmware.tflm.kernels.common import out_size
+    oh, ow = out_size(padding, 8, 3, stride), out_size(padding, 6, 3, stride)
+    ts = [_q("x", [1, 8, 6, 4], 0.06, 2), T("w", [1, 3, 3, oc], "int8", w, ws, [0] * oc, qdim=3),
+          T("b", [oc], "int32", bias, [0.06 * s for s in ws], [0] * oc), _q("y", [1, oh, ow, oc], 0.1, -1)]
+    return build(ts, [Op("DEPTHWISE_CONV_2D", ["x", "w", "b"], ["y"], ("DepthwiseConv2DOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "DepthMultiplier": dm,
+        "FusedActivationFunction": act, "DilationWFactor": 1, "DilationHFactor": 1}))], ["x"], ["y"])
+
+
+def m_pool(kind="AVERAGE_POOL_2D", padding=0, stride=2, f=3, dtype="int8"):
+    from firmware.tflm.kernels.common import out_size
+    oh, ow = out_size(padding, 9, f, stride), out_size(padding, 8, f, stride)
+    if dtype == "int8":
+        ts = [_q("x", [1, 9, 8, 3], 0.1, -5), _q("y", [1, oh, ow, 3], 0.1, -5)]
+    else:
+        ts = [T("x", [1, 9, 8, 3], "float32"), T("y", [1, oh, ow, 3], "float32")]
+    return build(ts, [Op(kind, ["x"], ["y"], ("Pool2DOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "FilterWidth": f, "FilterHeight": f,
+        "FusedActivationFunction": 0}))], ["x"], ["y"])
+
+
+def m_softmax(n=10, beta=1.0, in_scale=0.1, dtype="int8"):
+    if dtype == "int8":
+        ts = [_q("x", [2, n], in_scale, 3), _q("y", [2, n], 1.0 / 256, -128)]
+    else:
+        ts = [T("x", [2, n], "float32"), T("y", [2, n], "float32")]
+    return build(ts, [Op("SOFTMAX", ["x"], ["y"], ("SoftmaxOptions", {"Beta": beta}))], ["x"], ["y"])
+
+
+def m_quantize():
+    ts = [T("x", [3, 7], "float32"), _q("y", [3, 7], 0.037, -4)]
+    return build(ts, [Op("QUANTIZE", ["x"], ["y"])], ["x"], ["y"])
+
+
+def m_requantize():
+    ts = [_q("x", [3, 7], 0.05, 2), _q("y", [3, 7], 0.031, -9)]
+    return build(ts, [Op("QUANTIZE", ["x"], ["y"])], ["x"], ["y"])
+
+
+def m_dequantize():
+    ts = [_q("x", [3, 7], 0.037, -4), T("y", [3, 7], "float32")]
+    return build(ts, [Op("DEQUANTIZE", ["x"], ["y"])], ["x"], ["y"])
+
+
+def m_reshape():
+    ts = [_q("x", [1, 2, 3, 4], 0.1, 0), T("s", [2], "int32", np.array([6, 4], np.int32)), _q("y", [6, 4], 0.1, 0)]
+    return build(ts, [Op("RESHAPE", ["x", "s"], ["y"], ("ReshapeOptions", {}))], ["x"], ["y"])
+
+
+def m_pad():
+    ts = [_q("x", [1, 3, 4, 2], 0.1, -7), T("p", [4, 2], "int32", np.array([[0, 0], [1, 2], [2, 0], [0, 1]], np.int32)),
+          _q("y", [1, 6, 6, 3], 0.1, -7)]
+    return build(ts, [Op("PAD", ["x", "p"], ["y"])], ["x"], ["y"])
+
+
+def m_concat():
+    ts = [_q("a", [1, 2, 2, 3], 0.1, 1), _q("b", [1, 2, 2, 5], 0.1, 1), _q("y", [1, 2, 2, 8], 0.1, 1)]
+    return build(ts, [Op("CONCATENATION", ["a", "b"], ["y"], ("ConcatenationOptions", {"Axis": 3}))], ["a", "b"], ["y"])
+
+
+def m_mean(keep=True, axes=(1, 2)):
+    shape = [1, 5, 6, 4]
+    out = [1 if i in axes else d for i, d in enumerate(shape)] if keep else \
+        [d for i, d in enumerate(shape) if i not in axes]
+    ts = [_q("x", shape, 0.08, 3), T("ax", [len(axes)], "int32", np.array(axes, np.int32)), _q("y", out, 0.05, -2)]
+    return build(ts, [Op("MEAN", ["x", "ax"], ["y"], ("ReducerOptions", {"KeepDims": keep}))], ["x"], ["y"])
+
+
+def m_transpose():
+    ts = [_q("x", [2, 3, 4], 0.1, 0), T("p", [3], "int32", np.array([2, 0, 1], np.int32)), _q("y", [4, 2, 3], 0.1, 0)]
+    return build(ts, [Op("TRANSPOSE", ["x", "p"], ["y"])], ["x"], ["y"])
+
+
+def m_leaky_relu():
+    ts = [_q("x", [4, 9], 0.05, -3), _q("y", [4, 9], 0.04, 5)]
+    return build(ts, [Op("LEAKY_RELU", ["x"], ["y"], ("LeakyReluOptions", {"Alpha": 0.1}))], ["x"], ["y"])
+
+
+def m_argmax():
+    ts = [_q("x", [3, 11], 0.1, 0), T("ax", [1], "int32", np.array([1], np.int32)), T("y", [3], "int32")]
+    return build(ts, [Op("ARG_MAX", ["x", "ax"], ["y"], ("ArgMaxOptions", {"OutputType": 2}))], ["x"], ["y"])
+
+
+def m_float_chain():
+    """float32 FULLY_CONNECTED + ADD + SOFTMAX."""
+    r = _rng(4)
+    w = (r.standard_normal((6, 12)) * 0.3).astype(np.float32)
+    bias = (r.standard_normal(6) * 0.1).astype(np.float32)
+    ts = [T("x", [1, 12], "float32"), T("w", [6, 12], "float32", w), T("b", [6], "float32", bias),
+          T("h", [1, 6], "float32"), T("c", [1, 6], "float32", np.linspace(-1, 1, 6).astype(np.float32)),
+          T("h2", [1, 6], "float32"), T("y", [1, 6], "float32")]
+    return build(ts, [Op("FULLY_CONNECTED", ["x", "w", "b"], ["h"], ("FullyConnectedOptions", {})),
+                      Op("ADD", ["h", "c"], ["h2"], ("AddOptions", {})),
+                      Op("SOFTMAX", ["h2"], ["y"], ("SoftmaxOptions", {"Beta": 1.0}))], ["x"], ["y"])
+
+
+MODELS = {
+    "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
+    "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),
+    "fc": m_fc, "fc_per_channel": lambda: m_fc(per_channel=True, act=1),
+    "conv_valid": m_conv, "conv_same_s2": lambda: m_conv(padding=0 if False else 0, stride=2),
+    "conv_same": lambda: m_conv(padding=0), "conv_valid_s2": lambda: m_conv(padding=1, stride=2, act=0),
+    "conv_dilated": lambda: m_conv(padding=1, dilation=2, act=3),
+    "dwconv_same": m_dwconv, "dwconv_valid_s2": lambda: m_dwconv(padding=1, stride=2, act=1, dm=1),
+    "avgpool_same": m_pool, "avgpool_valid": lambda: m_pool(padding=1, stride=1, f=2),
+    "maxpool_same": lambda: m_pool("MAX_POOL_2D"), "maxpool_valid": lambda: m_pool("MAX_POOL_2D", 1, 1, 2),
+    "avgpool_f32": lambda: m_pool(dtype="float32"),
+    "softmax": m_softmax, "softmax_beta": lambda: m_softmax(n=33, beta=0.7, in_scale=0.05),
+    "softmax_wide": lambda: m_softmax(n=300, in_scale=0.02),
+    "quantize": m_quantize, "requantize": m_requantize, "dequantize": m_dequantize, "reshape": m_reshape,
+    "pad": m_pad, "concat": m_concat, "mean_keep": m_mean, "mean": lambda: m_mean(keep=False),
+    "mean_axis3": lambda: m_mean(axes=(3,)), "transpose": m_transpose, "leaky_relu": m_leaky_relu,
+    "argmax": m_argmax, "float_chain": m_float_chain,
+}
+
+FLOAT_MODELS = {"avgpool_f32", "float_chain", "dequantize"}
+
+
+def inputs_for(data: bytes, seed: int = 0) -> list:
+    from firmware.tflm.model import load_model
+
+    m = load_model(data)
+    r = np.random.default_rng(seed)
+    out = []
+    for ti in m.inputs:
+        t = m.tensors[ti]
+        if t.dtype == np.float32:
+            out.append((r.standard_normal(t.shape) * 2).astype(np.float32))
+        else:
+            info = np.iinfo(t.dtype)
+            out.append(r.integers(info.min, info.max + 1, t.shape).astype(t.dtype))
+    return out
