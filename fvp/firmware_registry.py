@@ -19,7 +19,8 @@ import importlib
 from .errors import ConfigError
 
 GROUP = "fvp.firmware"
-BUILTIN = {"arm_executor_runner": "firmware.arm_executor_runner:main"}
+BUILTIN = {"arm_executor_runner": "firmware.arm_executor_runner:main",
+           "tflm_inference_runner": "firmware.tflm.runner:main"}
 
 _plugins: dict | None = None
 
