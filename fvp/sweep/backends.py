@@ -24,6 +24,9 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "N
 
 
 def _init_worker(blobs: dict) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool (run_pool)
     _BLOBS.update(blobs)
 
 
@@ -58,6 +61,7 @@ def run_pool(tasks: list, blobs: dict, jobs: int):
         os.environ.setdefault(v, "1")
     ex = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker,
                              initargs=(blobs,))
+    finished = False
     try:
         futs = {ex.submit(_run_local, t): t for t in tasks}
         for f in as_completed(futs):
@@ -67,8 +71,12 @@ def run_pool(tasks: list, blobs: dict, jobs: int):
                 yield _error_row(futs[f], f"worker process died: {e}")
             except Exception as e:  # noqa: BLE001
                 yield _error_row(futs[f], f"{type(e).__name__}: {e}")
+        finished = True
     finally:
-        ex.shutdown(wait=False, cancel_futures=True)
+        if not finished:  # interrupted: the running points are dropped (a rerun runs them), the workers stopped
+            for proc in list((getattr(ex, "_processes", None) or {}).values()):
+                proc.terminate()
+        ex.shutdown(wait=True, cancel_futures=True)
         for v, old in saved.items():
             if old is None:
                 os.environ.pop(v, None)
@@ -89,7 +97,7 @@ def _dask_worker_info() -> dict:
 
     for v in _THREAD_VARS:
         os.environ.setdefault(v, "1")
-    import fvp.platform  # noqa: F401  (warm: the simulator's imports and numba's disk cache, once per worker)
+    import fvp.machine.platform  # noqa: F401  (warm: the simulator's imports and numba's disk cache, once per worker)
 
     return {"version": fvp.__version__, "config": config_dir_hash()}
 
@@ -99,11 +107,11 @@ def connect(address):
     try:
         from distributed import Client
     except ImportError:
-        from ..config import ConfigProblems
+        from ..boards import ConfigProblems
 
         raise ConfigProblems(["--cluster needs Dask distributed: pip install 'fvp-corstone300[cluster]'"]) from None
     if isinstance(address, str) and address.startswith("ray://"):
-        from ..config import ConfigProblems
+        from ..boards import ConfigProblems
 
         raise ConfigProblems([f"--cluster {address}: this simulator runs sweeps on Dask distributed, not Ray "
                               f"(docs/sweep.md says why); give a Dask scheduler address tcp://host:port"])
@@ -122,7 +130,7 @@ def run_dask(tasks: list, blobs: dict, client):
     info = client.run(_dask_worker_info)
     bad = {w: i for w, i in info.items() if i != {"version": __version__, "config": config_dir_hash()}}
     if bad:
-        from ..config import ConfigProblems
+        from ..boards import ConfigProblems
 
         w, i = next(iter(bad.items()))
         raise ConfigProblems([f"--cluster: worker {w} runs fvp {i['version']} with board tables {i['config']}, "
