@@ -1,7 +1,9 @@
 """fvp: an open model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65).
 
-The hardware half of the simulator. It never imports ``firmware``: the firmware named in the board
-YAML is loaded by name and sees the machine only through the bus handle the platform gives it.
+The hardware half of the simulator, in three rooms: ``fvp.machine`` (the simulated machine), ``fvp.boards``
+(the board files and the code that loads them) and ``fvp.host`` (the command-line tools around the machine);
+``errors`` and ``units`` are shared by all three. It never imports ``firmware``: the firmware named in the
+board YAML is loaded by name and sees the machine only through the bus handle the platform gives it.
 """
 
 import os

@@ -1,5 +1,5 @@
 import sys
 
-from .launch import fvp
+from .host.launch import fvp
 
 sys.exit(fvp())

@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pytest
 
-from fvp.npu.weights import WeightCache
+from fvp.machine.npu.weights import WeightCache
 from npu.helpers import extract_vela_blobs, run_blob
 from testutil import DATA, run_fvp
 
@@ -183,5 +183,5 @@ def test_vela_5_1_batched_add_defect():
 
 
 def _decoded_ops(blob, arch):
-    from fvp.npu.command_stream import iter_operations
+    from fvp.machine.npu.command_stream import iter_operations
     return [op for _, op in iter_operations(blob.stream, arch)]

@@ -31,10 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fvp.cli import main as cli_main  # noqa: E402
-from fvp.config import ConfigProblems, load_board  # noqa: E402
+from fvp.host.cli import main as cli_main  # noqa: E402
+from fvp.boards import ConfigProblems, load_board  # noqa: E402
 from fvp.errors import ConfigError, FvpError  # noqa: E402
-from fvp.platform import Platform  # noqa: E402
+from fvp.machine.platform import Platform  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "corpus"
 SEEDS = ["add_q.pte", "addint_u55.pte", "add_fp_cpu.pte", "softmax_fp_cpu.pte", "add_u55-128.bpte",
@@ -441,7 +441,7 @@ def _hostile_file(rng: random.Random) -> str:
 
 def run_host_file(rng: random.Random) -> Outcome:
     """A hostile file at one of the places a command line names a file: bounded, one line, exit 1 or 2."""
-    from fvp.dropin import main as dropin_main
+    from fvp.host.dropin import main as dropin_main
 
     f = _hostile_file(rng)
     add_q = str(CORPUS / "add_q.pte")

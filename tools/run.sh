@@ -4,7 +4,7 @@
 #   tools/run.sh --model_name=add --target=ethos-u55-128          # compile (or take from the zoo) and run
 #   tools/run.sh --pte my_model.bpte                               # run a program you already have
 #
-# Same flags as run.sh (see --help and docs/tutorial.md). A thin wrapper: the steps live in fvp/tutorial.py.
+# Same flags as run.sh (see --help and docs/tutorial.md). A thin wrapper: the steps live in fvp/host/tutorial.py.
 # PYTHON selects the interpreter that has this package's dependencies (default: python3);
 # EXECUTORCH_PYTHON one that has ExecuTorch, if that is another environment.
 # Exit status: 0 no problems found, 1 problems found (or the compile failed), 2 bad usage.
@@ -20,7 +20,7 @@ export PYTHONPATH="${root}${PYTHONPATH:+:${PYTHONPATH}}"
 exec "${py}" -c '
 import sys
 try:
-    from fvp.tutorial import main
+    from fvp.host.tutorial import main
 except ImportError as e:
     prog = sys.argv[1].partition("=")[2]
     sys.exit(f"{prog}: error: cannot import the fvp package ({e}); run pip install -e . or set PYTHON")

@@ -3,7 +3,7 @@
 
 A host tool (not part of the simulated machine): it reads a ``.tflite`` file with the flatbuffers runtime and
 the TFLite schema classes Vela ships (``ethosu.vela.tflite``), finds every ``ethos-u`` custom operator and runs
-its command stream on the Ethos-U of a board (``fvp/platform.py``) through the firmware's Ethos-U driver
+its command stream on the Ethos-U of a board (``fvp/machine/platform.py``) through the firmware's Ethos-U driver
 (``firmware/drivers/ethosu.py``), with the placement of Arm's ML Embedded Evaluation Kit (MLEK) on the
 Corstone-300 FVP:
 
@@ -319,7 +319,7 @@ class _Console:
 class OpRun:
     op: EthosuOp
     pmu: dict
-    stream: object  # fvp.npu.device.StreamRecord
+    stream: object  # fvp.machine.npu.device.StreamRecord
     bases: list
     sizes: list
 
@@ -350,8 +350,8 @@ def _align(n: int, a: int) -> int:
 def run_model(model: TfliteModel, board: str = "corstone-300-ethos-u55-128", overrides=()) -> ModelRun:
     """Run every ``ethos-u`` operator of ``model`` in order on a fresh board with MLEK's placement."""
     from firmware.drivers.ethosu import EthosUDriver
-    from fvp.config import load_board
-    from fvp.platform import Platform
+    from fvp.boards import load_board
+    from fvp.machine.platform import Platform
 
     if not model.ethosu_ops:
         raise ToolError(f"{model.path}: no ethos-u custom operator (compile it with Vela first)")

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fvp.compare import run_board  # noqa: E402
+from fvp.host.compare import run_board  # noqa: E402
 
 FAST = ["add_u55-128.bpte", "mobilenet_v1_025_u55-128.bpte", "mobilenet_v1_025_u55-128_sramonly.bpte",
         "addint_u55.pte"]
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     files = sorted(corpus.glob("*.bpte")) + sorted(corpus.glob("*.pte"))
     if args.fast:
         files = [f for f in files if f.name in FAST]
-    print("NPU cycles of the timing model (fvp/npu/timing.py) beside Vela's compile-time estimate")
+    print("NPU cycles of the timing model (fvp/machine/npu/timing.py) beside Vela's compile-time estimate")
     print("Vela = sum over the compile log's network summaries; Vela's total is per layer max(NPU, memory access).")
     print("ours/Vela is our NPU cycles over Vela's total.  'bound' = share of our cycles by what limits them.\n")
     hdr = (f"{'program':<40} {'board':<34} {'ours':>11} {'Vela NPU':>11} {'Vela total':>11} {'ours/Vela':>9}  "
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
     results = {}
     skipped = []
     for f in files:
-        label = "auto"  # the board of the program's compile specs (fvp/program_board.py)
+        label = "auto"  # the board of the program's compile specs (fvp/host/program_board.py)
         try:
             run = run_board(f.read_bytes(), f.name, label)
         except Exception as e:  # a broken program or board: report, keep going

@@ -2,7 +2,7 @@
 """Per-operation comparison of the NPU timing model with Vela's per-layer estimate.
 
 For a corpus program this puts, for every operation Vela scheduled, Vela's estimate beside what our timing
-model (``fvp/npu/timing.py``) gives the NPU operations of the stream Vela generated for it.
+model (``fvp/machine/npu/timing.py``) gives the NPU operations of the stream Vela generated for it.
 
 Vela's side: Vela is run on the TOSA flatbuffer each delegate was compiled from (the oracle builder keeps them,
 ``<oracle>/<model>_u55-128/output_tag<N>_*.tosa``, ``meta.json`` maps delegates to files) with the program's own
@@ -127,7 +127,7 @@ def run_vela(vela: str, tosa: Path, accel: str, system_config: str, memory_mode:
 def stream_operations(stream: bytes, accel: str) -> list:
     """[(byte offset, kind, (h, w, c) or None)] of every operation command of a command stream (decoded with
     the simulator's own command decoder; only the OFM size registers are read)."""
-    from fvp.npu.command_stream import RegisterState, iter_commands, parse_driver_payload
+    from fvp.machine.npu.command_stream import RegisterState, iter_commands, parse_driver_payload
 
     state = RegisterState(accel)
     out = []
@@ -172,7 +172,7 @@ def _model_of(program: str) -> str:
 
 def refresh(vela: str, programs: list, oracle: Path = ORACLE, cache: Path = CACHE) -> dict:
     """Re-make the cache for ``programs`` (corpus files) with ``vela``; keeps other programs' entries."""
-    from fvp.program_board import program_config
+    from fvp.host.program_board import program_config
 
     doc = json.loads(cache.read_text()) if cache.is_file() else {"programs": {}}
     doc["made_with"] = ("tools/vela_per_op.py --refresh-vela: Vela on the oracle TOSA files with the program's "
@@ -217,8 +217,8 @@ def load_cache(cache: Path = CACHE) -> dict:
 
 def run_ours(path: Path, label_overrides=()):
     """Run a program on the board of its compile specs; returns (board spec, [StreamRecord])."""
-    from fvp.platform import Platform
-    from fvp.program_board import resolve
+    from fvp.machine.platform import Platform
+    from fvp.host.program_board import resolve
 
     model = path.read_bytes()
     res = resolve(model, overrides=list(label_overrides), model_name=path.name)

@@ -11,9 +11,9 @@ import pytest
 
 from testutil import CORPUS, ROOT, run_fvp
 
-import fvp.inputs as inputs
-from fvp import cli, dropin
-from fvp.config import ConfigProblems, load_board
+import fvp.host.inputs as inputs
+from fvp.host import cli, dropin
+from fvp.boards import ConfigProblems, load_board
 
 ADD_Q = CORPUS / "add_q.pte"
 BPTE = CORPUS / "add_u55-128.bpte"
@@ -111,7 +111,7 @@ def test_board_yaml_cannot_import_a_module_from_the_current_directory(tmp_path):
 
 
 def test_registered_names_and_plugins(monkeypatch):
-    from fvp import firmware_registry as reg
+    from fvp.boards import firmware_registry as reg
 
     assert load_board(None).firmware.entry == "arm_executor_runner"
     # the shipped board's historical spelling is that image's own target: the same image
@@ -124,7 +124,7 @@ def test_registered_names_and_plugins(monkeypatch):
 def test_plugins_come_from_the_entry_point_group(monkeypatch):
     from importlib import metadata
 
-    from fvp import firmware_registry as reg
+    from fvp.boards import firmware_registry as reg
 
     seen = {}
 
@@ -254,7 +254,7 @@ def test_duplicate_yaml_keys_are_an_error(tmp_path):
 
 
 def test_yaml_merge_keys_may_be_overridden():
-    from fvp.config import yaml_safe
+    from fvp.boards import yaml_safe
 
     assert yaml_safe.load("a: &o {x: 1, y: 2}\nb:\n  <<: *o\n  x: 3\n") == {"a": {"x": 1, "y": 2}, "b": {"x": 3, "y": 2}}
 
@@ -306,7 +306,7 @@ def test_inputs_for_a_bundled_program_are_an_error(capsys, tmp_path):
 def test_ctrl_c_while_importing_the_command(monkeypatch, capsys):
     import importlib
 
-    from fvp import launch
+    from fvp.host import launch
 
     def interrupted(name):
         raise KeyboardInterrupt
@@ -318,12 +318,12 @@ def test_ctrl_c_while_importing_the_command(monkeypatch, capsys):
 
 def test_console_scripts_use_the_launcher():
     text = (ROOT / "pyproject.toml").read_text()
-    assert 'fvp = "fvp.launch:fvp"' in text and '"fvp.launch:fvp_u55"' in text and '"fvp.launch:fvp_u65"' in text
+    assert 'fvp = "fvp.host.launch:fvp"' in text and '"fvp.host.launch:fvp_u55"' in text and '"fvp.host.launch:fvp_u65"' in text
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO, errno.EDQUOT])
 def test_a_failed_write_is_exit_1_with_the_reason(code, capsys):
-    from fvp.entry import guarded
+    from fvp.host.entry import guarded
 
     def body():
         raise OSError(code, os.strerror(code))

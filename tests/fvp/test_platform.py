@@ -5,12 +5,12 @@ import re
 
 import pytest
 
-from fvp.bus import AddressMap, Bus, Ram
-from fvp.config import load_board
-from fvp.devices.uart import CmsdkUart
+from fvp.machine.bus import AddressMap, Bus, Ram
+from fvp.boards import load_board
+from fvp.machine.devices.uart import CmsdkUart
 from fvp.errors import BusFault, SimulationStop
-from fvp.platform import Platform
-from fvp.sim import Simulator
+from fvp.machine.platform import Platform
+from fvp.machine.sim import Simulator
 from testutil import CORPUS, run_fvp
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from fvp.compare import run_board
+from fvp.host.compare import run_board
 from testutil import CORPUS, ROOT, run_fvp
 
 def run(name, board="auto"):

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from fvp.compare import run_board
-from fvp.et_build import board_overrides
-from fvp.program_board import program_config, resolve
+from fvp.host.compare import run_board
+from fvp.host.et_build import board_overrides
+from fvp.host.program_board import program_config, resolve
 from testutil import CORPUS, run_fvp
 
 # every corpus program whose configuration is not the default board's (U55-128, High_End, Shared_Sram)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fvp.devices.regbank import RegisterBank
+from fvp.machine.devices.regbank import RegisterBank
 from hwdesc import cmsdk_uart, cortex_m55, ethosu
 from hwdesc.regs import Field, Register, RegisterMap
 

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from fvp import safe_write
-from fvp.cli import main as cli_main
+from fvp.host import safe_write
+from fvp.host.cli import main as cli_main
 from testutil import CORPUS, run_fvp
 
 MODEL = CORPUS / "add_q.pte"

@@ -11,13 +11,13 @@ import textwrap
 
 import pytest
 
-from fvp.config import ConfigProblems
+from fvp.boards import ConfigProblems
 from fvp.sweep.plan import Planner
 from fvp.sweep.results import Journal, pareto
 from fvp.sweep.spec import load_sweep, parse_sweep
 from testutil import ROOT, run_fvp
 
-ZOO = ROOT / "fvp" / "zoo" / "programs"
+ZOO = ROOT / "fvp" / "host" / "zoo" / "programs"
 
 GRID = """
 name: tiny

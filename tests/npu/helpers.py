@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fvp.errors import NpuFault
-from fvp.npu.arch import get_arch
-from fvp.npu.command_stream import parse_driver_payload
-from fvp.npu.execute import execute_stream
+from fvp.machine.npu.arch import get_arch
+from fvp.machine.npu.command_stream import parse_driver_payload
+from fvp.machine.npu.execute import execute_stream
 
 
 class FakeMemory:

@@ -7,9 +7,9 @@ import pytest
 from ethosu.vela.api import NpuAccelerator, npu_create_driver_payload
 
 from fvp.errors import NpuFault
-from fvp.npu import featuremap as fmap
-from fvp.npu.arch import ARCHS, arch_from_config_word, get_arch
-from fvp.npu.command_stream import (FeatureMap, RegisterState, build_operation, decode_commands, iter_operations,
+from fvp.machine.npu import featuremap as fmap
+from fvp.machine.npu.arch import ARCHS, arch_from_config_word, get_arch
+from fvp.machine.npu.command_stream import (FeatureMap, RegisterState, build_operation, decode_commands, iter_operations,
                                     parse_driver_payload)
 from hwdesc import ethosu as R
 

@@ -5,8 +5,8 @@ import re
 
 import numpy as np
 
-from fvp.npu.command_stream import decode_commands
-from fvp.npu.disasm import disassemble, summarize_operations
+from fvp.machine.npu.command_stream import decode_commands
+from fvp.machine.npu.disasm import disassemble, summarize_operations
 
 from .helpers import extract_vela_blobs
 

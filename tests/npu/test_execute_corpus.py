@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from fvp.npu.weights import WeightCache
+from fvp.machine.npu.weights import WeightCache
 
 from .corpus import load, oracle_names, reliable_fixture_args, run_program
 from .helpers import extract_vela_blobs, run_blob
@@ -126,7 +126,7 @@ class _CheckingEngine:
     """Runs every kernel operation on both engines and insists they agree."""
 
     def __init__(self):
-        from fvp.npu.engines import fast, reference
+        from fvp.machine.npu.engines import fast, reference
 
         self.fast, self.ref = fast, reference
         self.ops = 0

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from fvp.errors import NpuFault
-from fvp.npu.arch import get_arch
-from fvp.npu.execute import execute_stream
+from fvp.machine.npu.arch import get_arch
+from fvp.machine.npu.execute import execute_stream
 
 from .helpers import FakeMemory
 from .vela_ops import (REGION0_BASE, REGION1_BASE, build_stream, make_conv, make_dma_lut, make_elementwise,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ethosu import mlw_codec
 
 from fvp.errors import NpuFault
-from fvp.npu.mlw import MlwError, decode_mlw, decode_mlw_reference
+from fvp.machine.npu.mlw import MlwError, decode_mlw, decode_mlw_reference
 
 HYPO = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -3,8 +3,8 @@ and offset as a first decode when memory is bad."""
 
 import numpy as np
 
-from fvp.npu import execute as X
-from fvp.npu.arch import get_arch
+from fvp.machine.npu import execute as X
+from fvp.machine.npu.arch import get_arch
 from npu.helpers import FakeMemory, extract_vela_blobs, run_blob
 from testutil import CORPUS
 

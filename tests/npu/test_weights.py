@@ -5,9 +5,9 @@ import pytest
 
 from ethosu.vela.api import NpuAccelerator, NpuBlockTraversal, npu_encode_bias, npu_encode_weights
 
-import fvp.npu.weights as weights_mod
-from fvp.npu.mlw import MlwError, decode_mlw
-from fvp.npu.weights import WeightCache, decode_scales, unpack_weights, weight_stream_length
+import fvp.machine.npu.weights as weights_mod
+from fvp.machine.npu.mlw import MlwError, decode_mlw
+from fvp.machine.npu.weights import WeightCache, decode_scales, unpack_weights, weight_stream_length
 
 # accelerator -> OFM micro-block depth (research section 4; IFM micro-block depth is 8 everywhere)
 ACCELERATORS = {

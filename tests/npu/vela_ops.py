@@ -19,7 +19,7 @@ from ethosu.vela.api import (NpuAccelerator, NpuActivation, NpuActivationOp, Npu
                              NpuRoundingMode, NpuShape3D, NpuTileBox, npu_encode_bias, npu_encode_weights,
                              npu_find_block_configs, npu_generate_register_command_stream)
 
-from fvp.npu.engines.reference import rshift_round
+from fvp.machine.npu.engines.reference import rshift_round
 
 from .helpers import FakeMemory
 
@@ -605,8 +605,8 @@ def build_stream(case: Case, arch: str) -> np.ndarray:
 
 
 def run_case(case: Case, arch: str, engine: str = "fast", words=None):
-    from fvp.npu.arch import get_arch
-    from fvp.npu.execute import execute_stream
+    from fvp.machine.npu.arch import get_arch
+    from fvp.machine.npu.execute import execute_stream
 
     if words is None:
         words = build_stream(case, arch)

@@ -1,0 +1,239 @@
+"""``fvp bench`` / ``tools/bench.py``: how fast the simulator is, measured, not guessed.
+
+For each program it starts one child process that loads the board, runs the program once to warm up (numba
+JIT from its disk cache, weight decoding), then ``--repeat`` more times, each a full run (platform build,
+program load, every NPU operation and CPU kernel, outputs), and reports the median and minimum wall time,
+simulated NPU cycles, MACs, host MACs per second, the child's peak RSS, and the ratio of the median to a
+reference measured in the same child with the simulator's own BLAS thread count: the time numpy's float64
+matrix product takes for the same number of multiply-accumulates, which is what exact integer accumulation can
+cost at best on this host. CPU seconds are printed beside wall seconds (shared hosts are noisy). It also times
+``fvp run MODEL`` as a new process (with the same ``-c``/``--target``/``-C``) with an empty and with a warm
+numba cache. A run that fails is reported as a failure (exit status 1), never as a fast run. Output: a table,
+and JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_PROGRAMS = ["mv2_full_u55-128.bpte", "mobilenet_v1_025_u55-128.bpte", "resnet8_u55-128.bpte",
+                    "ds_cnn_u55-128.bpte"]
+
+
+def _default_corpus() -> Path:
+    here = Path(__file__).resolve().parents[2]
+    for cand in (here / "tests" / "data" / "corpus", here.parent / "shared" / "corpus"):
+        if cand.is_dir():
+            return cand
+    return Path("corpus")
+
+
+def gemm_macs_per_second(repeat: int = 5) -> float:
+    """This process's best float64 matrix-product rate (multiply-accumulates per second), with the BLAS thread
+    count the simulator runs with (``fvp/__init__.py``), on a product large enough to run at full speed
+    (1024 x 512 x 512, 268 M MACs); best of ``repeat``."""
+    import numpy as np
+
+    m, k, n = 1024, 512, 512
+    a = np.random.default_rng(0).standard_normal((m, k))
+    b = np.random.default_rng(1).standard_normal((k, n))
+    a @ b
+    best = math.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return m * k * n / best
+
+
+def _run_once(spec, model: bytes, name: str):
+    from ..machine.platform import Platform
+
+    p = Platform(spec, model=model, model_name=name, args={}, out=io.StringIO(), quiet_guest=True)
+    r = p.run()
+    return r
+
+
+def child_main(argv) -> int:
+    """One program in this process: warm-up, then timed runs; prints one JSON line (``error`` when it failed)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--board", default=None)
+    ap.add_argument("--target", default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("-C", dest="overrides", action="append", default=[])
+    a = ap.parse_args(argv)
+    from .program_board import resolve
+
+    model = Path(a.model).read_bytes()
+    res = resolve(model, board=a.board, target=a.target, overrides=a.overrides, model_name=Path(a.model).name)
+    for note in res.notes:
+        print(f"fvp: note: {note}", file=sys.stderr)
+    spec = res.load(["devices.uart0.out_file=/dev/null"])
+    row = {"model": Path(a.model).name, "repeat": a.repeat}
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = _run_once(spec, model, Path(a.model).name)
+    row.update(first_s=time.perf_counter() - t0, first_cpu_s=time.process_time() - c0, exit_code=result.exit_code)
+    if result.exit_code != 0:
+        row["error"] = f"the run failed: exit status {result.exit_code} ({result.reason})"
+        print(json.dumps(row))
+        return 0
+    times, cpu = [], []
+    for _ in range(a.repeat):
+        t, c = time.perf_counter(), time.process_time()
+        result = _run_once(spec, model, Path(a.model).name)
+        times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        if result.exit_code != 0:
+            row.update(exit_code=result.exit_code,
+                       error=f"a timed run failed: exit status {result.exit_code} ({result.reason})")
+            print(json.dumps(row))
+            return 0
+    macs = sum(getattr(op, "macs", 0) for s in result.npu_streams for op in s.operations)
+    npu_cycles = sum(s.npu_cycles for s in result.npu_streams)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    rate = gemm_macs_per_second()
+    row.update(median_s=statistics.median(times) if times else row["first_s"],
+               min_s=min(times) if times else row["first_s"],
+               median_cpu_s=statistics.median(cpu) if cpu else row["first_cpu_s"],
+               npu_cycles=npu_cycles, macs=macs, peak_rss_bytes=rss, gemm_macs_per_s=rate,
+               gemm_ref_s=macs / rate, blas_threads=os.environ.get("OPENBLAS_NUM_THREADS", ""))
+    print(json.dumps(row))
+    return 0
+
+
+def _board_args(board, target, overrides, board_flag="-c") -> list:
+    out = []
+    if board:
+        out += [board_flag, board]
+    if target:
+        out += ["--target", target]
+    for o in overrides:
+        out += ["-C", o]
+    return out
+
+
+def _child(model: Path, board, target, repeat: int, overrides) -> dict:
+    cmd = [sys.executable, "-m", "fvp.host.bench", "--child", str(model), "--repeat", str(repeat)]
+    cmd += _board_args(board, target, [], board_flag="--board")
+    for o in overrides:
+        cmd += ["-C", o]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0 or not p.stdout.strip():
+        raise RuntimeError(f"{model.name}: benchmark child failed: {(p.stderr or p.stdout).strip().splitlines()[-1:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _timed_process(cmd: list, env=None) -> tuple:
+    """(wall seconds, CPU seconds of the child) of one process; raises ``RuntimeError`` when it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, env=env)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        why = (p.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"`{' '.join(cmd[2:])}` failed with status {p.returncode}: {why}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def time_new_process(model: Path | None, cache_dir: str | None, board_args=()) -> tuple:
+    """``fvp run [MODEL]`` as a new process: (wall, CPU) seconds; ``cache_dir`` a numba cache (None: the
+    default one)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir) if cache_dir else None
+    cmd = [sys.executable, "-m", "fvp", "run"] + ([str(model)] if model else []) + list(board_args)
+    return _timed_process(cmd + ["-C", "devices.uart0.out_file=/dev/null"], env)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--child":
+        return child_main(argv[1:])
+    ap = argparse.ArgumentParser(prog="fvp bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("programs", nargs="*", help=f"programs (default: {', '.join(DEFAULT_PROGRAMS)} from --corpus)")
+    ap.add_argument("--corpus", type=Path, default=_default_corpus(), help="directory of the default programs")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per program after the warm-up (default 5)")
+    ap.add_argument("-c", "--config", dest="board", default=None,
+                    help="board (default: the one each program's compile specs name)")
+    ap.add_argument("--target", default=None, help="the default board of an NPU, as for `fvp run`")
+    ap.add_argument("-C", dest="overrides", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--no-process", action="store_true", help="skip the new-process (cold/warm cache) timings")
+    ap.add_argument("--process-model", default=None, help="program for the new-process timings (default: first)")
+    ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    a = ap.parse_args(argv)
+    if a.board and a.target:
+        print("fvp bench: error: use either -c/--config or --target, not both", file=sys.stderr)
+        return 2
+    programs = [Path(p) for p in a.programs] or [a.corpus / p for p in DEFAULT_PROGRAMS]
+    missing = [str(p) for p in programs if not p.is_file()]
+    if missing:
+        print(f"fvp bench: error: program not found: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    rows, failed = [], False
+    for prog in programs:
+        try:
+            row = _child(prog, a.board, a.target, a.repeat, a.overrides)
+        except RuntimeError as e:
+            row = {"model": prog.name, "error": str(e)}
+        rows.append(row)
+        failed |= "error" in row
+    print(f"{'program':34s} {'median s':>9s} {'CPU s':>7s} {'min s':>8s} {'first s':>8s} {'NPU cycles':>11s} "
+          f"{'MACs':>12s} {'MMAC/s':>8s} {'GEMM ref s':>10s} {'x ref':>7s} {'peak RSS':>9s}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['model']:34s} FAILED: {r['error']}")
+            continue
+        mmacs = r["macs"] / r["median_s"] / 1e6 if r["median_s"] > 0 else 0.0
+        ratio = r["median_s"] / r["gemm_ref_s"] if r["gemm_ref_s"] > 0 else float("nan")
+        print(f"{r['model']:34s} {r['median_s']:9.3f} {r['median_cpu_s']:7.3f} {r['min_s']:8.3f} {r['first_s']:8.3f} "
+              f"{r['npu_cycles']:11d} {r['macs']:12d} {mmacs:8.1f} {r['gemm_ref_s']:10.4f} {ratio:7.1f} "
+              f"{r['peak_rss_bytes'] / 2**20:7.0f}MiB")
+        r["host_macs_per_s"] = mmacs * 1e6
+        r["ratio_to_gemm_ref"] = ratio
+    ok_rows = [r for r in rows if "error" not in r]
+    if ok_rows:
+        print(f"GEMM reference: float64 matrix product at {ok_rows[0]['gemm_macs_per_s'] / 1e9:.2f} GMAC/s in each "
+              f"child, BLAS threads {ok_rows[0]['blas_threads'] or 'default'} (as the simulator runs); 'x ref' is "
+              f"the median run over it ({os.cpu_count()} cores on this host)")
+    report = {"programs": rows}
+    if not a.no_process and not failed:
+        model = Path(a.process_model) if a.process_model else programs[0]
+        board_args = _board_args(a.board, a.target, a.overrides)
+        try:
+            with tempfile.TemporaryDirectory(prefix="fvp-numba-") as cache:
+                cold = time_new_process(model, cache, board_args)
+                warm = time_new_process(model, cache, board_args)
+            default_warm = time_new_process(None, None)
+        except RuntimeError as e:
+            print(f"fvp bench: new-process timing FAILED: {e}")
+            report["new_process"] = {"error": str(e)}
+            failed = True
+        else:
+            print(f"new process `fvp run {model.name}`: {cold[0]:.2f} s wall ({cold[1]:.2f} s CPU) with an empty "
+                  f"numba cache, {warm[0]:.2f} s wall ({warm[1]:.2f} s CPU) warm; `fvp run` (embedded default): "
+                  f"{default_warm[0]:.2f} s wall ({default_warm[1]:.2f} s CPU) warm")
+            report["new_process"] = {"model": model.name, "cold_cache_s": cold[0], "cold_cache_cpu_s": cold[1],
+                                     "warm_cache_s": warm[0], "warm_cache_cpu_s": warm[1],
+                                     "default_run_warm_s": default_warm[0], "default_run_warm_cpu_s": default_warm[1]}
+    if a.json:
+        try:
+            Path(a.json).write_text(json.dumps(report, indent=2))
+        except OSError as e:
+            print(f"fvp bench: error: --json {a.json}: cannot write: {e.strerror or e}", file=sys.stderr)
+            return 2
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+"""``FVP_Corstone_SSE-300_Ethos-U55`` / ``_Ethos-U65``: this simulator behind the FVP's own command line.
+
+Accepts the command lines ExecuTorch's ``run_fvp.sh`` and its pytest harness build, so existing scripts run
+unchanged with this package on ``PATH``:
+
+- ``-C name=value`` / ``--parameter``: FVP parameters (``ethosu.num_macs``, ``mps3_board.uart0.*``,
+  ``ethosu.extra_args``, ``cpu0.CFG[ID]TCMSZ``; visualisation and telnet ones are accepted without effect) and
+  this simulator's board keys (``npu.memory_mode=...``, ``firmware.pools.temp.size=...``); ``-f FILE`` reads
+  ``name=value`` lines;
+- ``-a [cpu0=]app.elf``: the runner ELF. Its code is not executed (the Python ``arm_executor_runner`` stands in
+  for it); the program in its ``network_model_sec`` section is run, with the pool sizes the ELF records;
+- ``--data [INST=]FILE@ADDRESS``: a ``.pte``/``.bpte`` is the program to run (placed at ADDRESS); anything else
+  is loaded into memory as it is;
+- ``-C cpu0.semihosting-cmd_line="executor_runner -m model.pte -i in0.bin -o out"`` (with
+  ``cpu0.semihosting-cwd``): run that program with those input files, writing ``out-<i>.bin``;
+- ``--timelimit`` / ``--cpulimit`` (host seconds), ``--cyclelimit`` (CPU cycles), ``--simlimit`` (simulated
+  seconds), ``--stat``, ``--version``, ``-l/--list-params``, ``-q``.
+
+When the program's Ethos-U compile specs name a memory mode and system config and no ``-C npu.memory_mode`` is
+given, the board uses them, with the pools ExecuTorch's build sets for that mode (what a runner built by
+``run.sh`` for that program has). Exit status: 0 ok, 1 the program failed, 2 bad usage, 3 a limit was reached.
+``python -m fvp.host.dropin`` behaves as the U55 binary (``--flavour=u65`` for the U65 one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import sys
+
+from .. import __version__
+from .cli_args import cycles, seconds
+from ..boards import ConfigProblems, load_board
+from .entry import guarded
+from ..machine.platform import Platform
+
+FLAVOURS = {
+    "u55": {"binary": "FVP_Corstone_SSE-300_Ethos-U55", "board": "corstone-300-ethos-u55-128", "npu": "Ethos-U55",
+            "macs": "32, 64, 128, 256", "default_macs": 128},
+    "u65": {"binary": "FVP_Corstone_SSE-300_Ethos-U65", "board": "corstone-300-ethos-u65-512", "npu": "Ethos-U65",
+            "macs": "256, 512", "default_macs": 512},
+}
+
+_PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d")
+
+# (name, type, default, meaning): what -l lists. Only what this simulator acts on, plus the accepted no-ops.
+_PARAMS = [
+    ("ethosu.num_macs", "int", "{macs}", "MACs per cycle of the {npu}: {allowed}"),
+    ("ethosu.extra_args", "string", "''", "--fast/-F: functional NPU (no timing); other options are ignored"),
+    ("mps3_board.uart0.out_file", "string", "'-'", "UART0 output: '-' for stdout or a file name"),
+    ("mps3_board.uart0.shutdown_on_eot", "bool", "1", "stop the simulation on EOT (0x04) written to UART0"),
+    ("mps3_board.uart0.shutdown_tag", "string", "''", "stop the simulation when this string is printed"),
+    ("mps3_board.uart0.unbuffered_output", "bool", "0", "flush UART0 output after every character"),
+    ("cpu0.CFGITCMSZ", "int", "-", "ITCM size code: 2^(N-1) KiB"),
+    ("cpu0.CFGDTCMSZ", "int", "-", "DTCM size code: 2^(N-1) KiB"),
+    ("cpu0.semihosting-cmd_line", "string", "''",
+     "'executor_runner -m MODEL [-i INPUT]... [-o OUTBASE]': the program, inputs and output files"),
+    ("cpu0.semihosting-cwd", "string", "''", "directory for relative semihosting paths"),
+    ("cpu0.semihosting-enable", "bool", "1", "accepted (semihosting file I/O is always available)"),
+    ("cpu0.semihosting-stack_base, -heap_base, -heap_limit, -stack_limit", "int", "-", "accepted, no effect"),
+    ("mps3_board.visualisation.*, mps3_board.telnetterminal*.*, vis_hdlcd.*", "-", "-", "accepted, no effect"),
+    ("mps3_board.uart[1-5].*, mps3_board.smsc_91c111.*, mps3_board.hostbridge.*", "-", "-", "accepted, no effect"),
+    ("ethosu.diagnostics, mps3_board.DISABLE_GATING, cpu0.FPU/MVE/SECEXT/INITSVTOR", "-", "-",
+     "accepted, no effect"),
+    ("<board key>, e.g. npu.memory_mode, firmware.pools.temp.size", "-", "-",
+     "any key of this simulator's board YAML (see `fvp config`)"),
+]
+
+
+class _Usage(Exception):
+    """Bad command line: one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, never the usage block
+        raise _Usage(message)
+
+
+def build_parser(binary: str) -> argparse.ArgumentParser:
+    p = _Parser(prog=binary, allow_abbrev=False, add_help=True,
+                description=f"{binary} command line on the open fvp Corstone-300 simulator (not Arm's FVP).")
+    p.add_argument("-C", "--parameter", dest="params", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a parameter (FVP name or board key)")
+    p.add_argument("-f", "--config-file", dest="config_files", action="append", default=[], metavar="FILE",
+                   help="read NAME=VALUE parameter lines from FILE")
+    p.add_argument("-a", "--application", dest="apps", action="append", default=[], metavar="[INST=]FILE",
+                   help="the runner ELF; the program in its network_model_sec section is run")
+    p.add_argument("--data", action="append", default=[], metavar="[INST=]FILE@ADDRESS",
+                   help="load FILE at ADDRESS (a .pte/.bpte there is the program to run)")
+    p.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host time")
+    p.add_argument("--cpulimit", type=seconds, metavar="SECONDS",
+                   help="stop after SECONDS of host time (host CPU time on the FVP)")
+    p.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N CPU cycles")
+    p.add_argument("--simlimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of simulated time")
+    p.add_argument("--stat", action="store_true", help="print run statistics at the end")
+    p.add_argument("-l", "--list-params", action="store_true", help="list the parameters and exit")
+    p.add_argument("--list-instances", action="store_true", help="list the instances and exit")
+    p.add_argument("-q", "--quiet", action="store_true", help="no start-up lines from the simulator")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    p.add_argument("--flavour", choices=sorted(FLAVOURS), help=argparse.SUPPRESS)
+    for flag in ("-I", "--iris-server", "-A", "--iris-allow-remote", "-S", "--cadi-server"):
+        p.add_argument(flag, dest="unsupported", action="append_const", const=flag, help=argparse.SUPPRESS)
+    for flag in ("--iris-port", "--plugin", "--cadi-port"):
+        p.add_argument(flag, dest="unsupported_v", action="append", help=argparse.SUPPRESS)
+    return p
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _strip_instance(text: str) -> tuple[str, str]:
+    """``cpu0=app.elf`` -> (``cpu0``, ``app.elf``); a plain path has no instance."""
+    m = re.match(r"^([A-Za-z_][\w.\[\]]*\*?|\*)=(.+)$", text)
+    if m and "/" not in m.group(1):
+        return m.group(1), m.group(2)
+    return "", text
+
+
+def _read_file(path: str, what: str, board: str | None = None) -> bytes:
+    """A file the command line names, bounded (fvp.host.inputs): ``-f`` text by TEXT_LIMIT, a ``--data`` file or a
+    program by the largest memory of ``board`` (the placement then checks the address)."""
+    from .inputs import largest_memory, read_input, read_text
+
+    if board is None:
+        return read_text(path, label=f"{what} {path}")
+    return read_input(path, largest_memory(load_board(board)), label=f"{what} {path}",
+                      why="no memory of the board can hold it")
+
+
+def _config_file_params(path: str) -> list[str]:
+    out = []
+    text = _read_file(path, "-f").decode("utf-8", "replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" not in line:
+            raise _Usage(f"-f {path}:{n}: expected NAME=VALUE, got {line!r}")
+        name, _, value = line.partition("=")
+        out.append(f"{name.strip()}={value.strip()}")
+    return out
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def parse_semihosting_cmdline(text: str) -> dict:
+    """``executor_runner -m model.pte -i a.bin -i b.bin -o out`` -> {model, inputs, output, argv}."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as e:
+        raise _Usage(f"-C cpu0.semihosting-cmd_line: {e}") from None
+    out = {"model": None, "inputs": [], "output": None, "argv": argv}
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-m", "-i", "-o") and i + 1 < len(argv):
+            v = argv[i + 1]
+            if a == "-m":
+                out["model"] = v
+            elif a == "-i":
+                out["inputs"].append(v)
+            else:
+                out["output"] = v
+            i += 2
+            continue
+        raise _Usage(f"-C cpu0.semihosting-cmd_line: unknown runner argument {a!r}; "
+                     f"the runner takes -m MODEL, -i INPUT (repeat), -o OUTBASE")
+    if len(text) > 256:
+        print(f"Warning: cpu0.semihosting-cmd_line is {len(text)} characters; the FVP truncates it at 256 "
+              f"(this simulator does not)", file=sys.stderr)
+    return out
+
+
+def _list_params(fl: dict) -> None:
+    for name, typ, default, meaning in _PARAMS:
+        default = default.format(macs=fl["default_macs"])
+        meaning = meaning.format(npu=fl["npu"], allowed=fl["macs"])
+        print(f"{name:60s} # ({typ}) default = {default} : {meaning}")
+
+
+def _list_instances(fl: dict) -> None:
+    for inst in ("cpu0", "ethosu", "mps3_board.uart0", "mps3_board.visualisation", "mps3_board.telnetterminal0"):
+        print(inst)
+
+
+# ------------------------------------------------------------------------------------------------ main
+def main(argv=None, flavour: str = "u55") -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    fl = FLAVOURS[flavour]
+    binary = fl["binary"]
+
+    def body():
+        args = build_parser(binary).parse_args(argv)
+        f, b, name = fl, binary, flavour
+        if args.flavour:
+            name = args.flavour
+            f = FLAVOURS[name]
+            b = f["binary"]
+        return _run(args, f, name, b)
+
+    return guarded(binary, body, (_Usage,))
+
+
+def _run(args, fl: dict, flavour: str, binary: str) -> int:
+    if args.version:
+        print(f"fvp {__version__}: open Corstone-300 simulator with the {binary} command line "
+              f"(not Arm's Fast Model; https://developer.arm.com for the real FVP)")
+        return 0
+    if args.list_params:
+        _list_params(fl)
+        return 0
+    if args.list_instances:
+        _list_instances(fl)
+        return 0
+    unsupported = (args.unsupported or []) + (args.unsupported_v or [])
+    if unsupported:
+        raise _Usage(f"{unsupported[0]}: debug servers and plugins (Iris, CADI) are not supported by this simulator")
+
+    # parameters: config files first, then -C in order; semihosting ones are taken out here
+    params = [p for f in args.config_files for p in _config_file_params(f)] + list(args.params)
+    semi_cmdline, semi_cwd, board_params = None, None, []
+    for item in params:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise _Usage(f"-C {item}: expected NAME=VALUE")
+        if name == "cpu0.semihosting-cmd_line":
+            semi_cmdline = _unquote(value)
+        elif name == "cpu0.semihosting-cwd":
+            semi_cwd = _unquote(value)
+        else:
+            board_params.append(f"{name}={value}")
+    host_cwd = semi_cwd or os.getcwd()
+    if semi_cwd is not None and not os.path.isdir(semi_cwd):
+        raise _Usage(f"-C cpu0.semihosting-cwd={semi_cwd}: no such directory")
+
+    # the application and the data files
+    elf = None
+    if len(args.apps) > 1:
+        raise _Usage("-a: one application (cpu0) only; this model has a single Cortex-M55")
+    if args.apps:
+        inst, path = _strip_instance(args.apps[0])
+        if inst and inst.rstrip("*") not in ("cpu0", "", "*") and not inst.startswith("cpu0"):
+            raise _Usage(f"-a {args.apps[0]}: unknown instance {inst!r}; the application runs on cpu0")
+        from .elf_image import read_elf
+
+        elf = read_elf(path)
+    model, model_name, model_addr, data_files = None, None, None, []
+    for item in args.data:
+        _, spec = _strip_instance(item)
+        path, sep, addr = spec.rpartition("@")
+        if not sep or not path:
+            raise _Usage(f"--data {item}: expected FILE@ADDRESS")
+        addr = addr.rpartition(":")[2]
+        try:
+            address = int(addr, 0)
+        except ValueError:
+            raise _Usage(f"--data {item}: {addr!r} is not an address") from None
+        data = _read_file(path, "--data", fl["board"])
+        if len(data) >= 8 and _PROGRAM_MAGIC.fullmatch(data[4:8]) and model is None:
+            model, model_name, model_addr = data, os.path.basename(path), address
+        else:
+            data_files.append((data, address))
+    semi = parse_semihosting_cmdline(semi_cmdline) if semi_cmdline else None
+    source = None
+    if semi and semi["model"]:
+        mpath = semi["model"] if os.path.isabs(semi["model"]) else os.path.join(host_cwd, semi["model"])
+        model, model_name, model_addr = _read_file(mpath, "semihosting -m", fl["board"]), os.path.basename(mpath), None
+        source = f"{semi['model']} (semihosting)"
+    elif model is not None:
+        source = f"{model_name} (--data @0x{model_addr:08x})"
+    elif elf is not None and elf.program is not None:
+        model, model_name, model_addr = elf.program, os.path.basename(elf.path), None
+        source = f"{os.path.basename(elf.path)}:network_model_sec ({len(model)} bytes)"
+    if model is None:
+        if elf is not None:
+            raise _Usage(f"-a {elf.path}: the ELF has no network_model_sec section (or model_pte symbol) and no "
+                         f"program was given with --data FILE.pte@ADDRESS or cpu0.semihosting-cmd_line")
+        raise _Usage("nothing to run: give -a app.elf (with the program in network_model_sec), "
+                     "--data model.pte@0x70000000, or -C cpu0.semihosting-cmd_line='executor_runner -m model.pte'")
+
+    # the board: base for this binary, then what the program and the ELF say, then the user's -C
+    from .program_board import resolve
+
+    base = fl["board"]
+    res = resolve(model, board=base, overrides=board_params, model_name=model_name, fvp_flavour=flavour)
+    overrides: list[str] = list(res.program_overrides)
+    notes = [f"{what} {res.used[key][0]}" for key, what in (("memory_mode", "memory mode"),
+                                                            ("system_config", "system config"))
+             if key in res.used and res.used[key][1] == "program"]
+    if res.cannot_run:  # the FVP runs it and the driver refuses it: say why up front
+        want = res.program.value("target")
+        print(f"Warning: {model_name} was compiled for {want}; {res.cannot_run} (ethosu.num_macs), the Ethos-U "
+              f"driver refuses it: give -C ethosu.num_macs={want.rsplit('-', 1)[-1]}"
+              + (f" to {FLAVOURS['u65' if want.startswith('ethos-u65') else 'u55']['binary']}"
+                 if want.startswith('ethos-u65') != (flavour == 'u65') else ""), file=sys.stderr)
+    spec0 = load_board(base, overrides + board_params, fvp_flavour=flavour)
+    links = spec0.firmware.link_regions
+    from .elf_image import region_of
+
+    elf_note = ""
+    if elf is not None:
+        for pool, (addr, size) in sorted(elf.pools.items()):
+            region = region_of(links, addr)
+            if region is not None:
+                overrides.append(f"firmware.pools.{pool}.region={region}")
+            overrides.append(f"firmware.pools.{pool}.size={size}")
+            if pool == "fast_scratch" and pool not in spec0.firmware.pools:
+                overrides += ["firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
+        if elf.pools:
+            elf_note = "pools from the ELF: " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items()))
+        if model_addr is None and elf.program is not None and model is elf.program:
+            region = region_of(links, elf.program_address or 0)
+            if region is not None and region != spec0.firmware.model.region:
+                overrides.append(f"firmware.model.region={region}")
+    if model_addr is not None:
+        region = region_of(links, model_addr)
+        if region is None:
+            raise _Usage(f"--data {model_name}@0x{model_addr:08x}: the address is not in any memory the runner "
+                         f"links (regions: {', '.join(links)})")
+        if region != spec0.firmware.model.region or model_addr != links[region][0]:
+            overrides += [f"firmware.model.region={region}", f"firmware.model.address={model_addr}"]
+    spec = load_board(base, overrides + board_params, fvp_flavour=flavour)
+
+    cycle_limit = args.cyclelimit
+    if args.simlimit is not None:
+        sim_cycles = int(args.simlimit * spec.cpu.clock_hz)
+        cycle_limit = sim_cycles if cycle_limit is None else min(cycle_limit, sim_cycles)
+    time_limit = args.timelimit
+    if args.cpulimit is not None:
+        time_limit = args.cpulimit if time_limit is None else min(time_limit, args.cpulimit)
+
+    run_args = {"inputs": list(semi["inputs"]) if semi else [], "output": semi["output"] if semi else None,
+                "embedded": False}
+    if semi:
+        run_args["cmdline"] = semi["argv"]
+    platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=data_files,
+                        host_cwd=host_cwd, cycle_limit=cycle_limit, time_limit=time_limit)
+    problems = platform.check_firmware_config()
+    if problems:
+        raise ConfigProblems(problems)
+    if not args.quiet:
+        npu = spec.npu
+        macs = npu.variant.rsplit("-", 1)[-1] if npu else "?"
+        say = [f"Info: fvp {__version__}, an open Corstone-300 simulator standing in for {binary} "
+               f"(this is not Arm's FVP)",
+               f"Info: {spec.fvp_name}: Creating {fl['npu']} with config H{macs}"
+               + (f" ({npu.system_config.name}, {npu.memory_mode.name})" if npu else ""),
+               f"Info: application: {source}"
+               + (f"; from its compile specs: {', '.join(notes)}" if notes else "")
+               + (f"; {elf_note}" if elf_note else "")]
+        print("\n".join(say), flush=True)
+    result = platform.run(stat=args.stat)
+    sys.stdout.flush()
+    return result.exit_code
+
+
+def main_u55(argv=None) -> int:
+    return main(argv, "u55")
+
+
+def main_u65(argv=None) -> int:
+    return main(argv, "u65")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Reading an ``arm_executor_runner`` ELF (the FVP's ``-a app.elf``): the embedded program and the pool sizes.
+
+The simulator does not execute the ELF's code (the Python runner stands in for it), but the ELF records what
+the build chose: ``pte_to_header.py`` puts the program in section ``network_model_sec`` (symbol ``model_pte``)
+and the runner's pools are sized arrays placed by the linker script. This module reads, with pyelftools (the
+optional extra ``elf``):
+
+- the program: section ``network_model_sec``, or the symbol ``model_pte`` (its size) inside a linked section;
+- the pools: symbols ``method_allocation_pool``, ``temp_allocation_pool``, ``dedicated_sram`` (or the value of
+  ``ethosu_fast_scratch_size``), or the input sections ``.bss.method_allocator_sec``, ``.bss.tensor_arena``,
+  ``.bss.ethosu_scratch`` when they survive linking; each with its address (which tells the region).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+
+ELF_EXTRA_HINT = "pip install 'fvp-corstone300[elf]' (pyelftools)"
+
+_POOL_SYMBOLS = {
+    "method_allocation_pool": "method",
+    "temp_allocation_pool": "temp",
+    "dedicated_sram": "fast_scratch",
+}
+_POOL_SECTIONS = {
+    ".bss.method_allocator_sec": "method",
+    ".bss.tensor_arena": "temp",
+    ".bss.ethosu_scratch": "fast_scratch",
+}
+MODEL_SECTION = "network_model_sec"
+MODEL_SYMBOL = "model_pte"
+
+
+@dataclass
+class ElfImage:
+    path: str
+    program: bytes | None = None
+    program_address: int | None = None
+    pools: dict = field(default_factory=dict)  # name -> (address, size)
+    machine: str = ""
+
+
+def read_elf(path: str) -> ElfImage:
+    """Read the program and pools of a runner ELF; ``ConfigError`` (one line) for anything unusable."""
+    try:
+        from elftools.common.exceptions import ELFError
+        from elftools.elf.elffile import ELFFile
+        from elftools.elf.sections import SymbolTableSection
+    except ImportError:
+        raise ConfigError(f"-a {path}: reading ELF files needs pyelftools: {ELF_EXTRA_HINT}") from None
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise ConfigError(f"-a {path}: application file not found") from None
+    except OSError as e:
+        raise ConfigError(f"-a {path}: cannot read: {e.strerror}") from None
+    with f:
+        if f.read(4) != b"\x7fELF":
+            raise ConfigError(f"-a {path}: not an ELF file")
+        f.seek(0)
+        try:
+            elf = ELFFile(f)
+            return _read(elf, path, SymbolTableSection)
+        except (ELFError, struct.error, ValueError, OSError) as e:
+            raise ConfigError(f"-a {path}: malformed ELF file: {e}") from None
+
+
+def _read(elf, path: str, symtab_cls) -> ElfImage:
+    img = ElfImage(path=path, machine=str(elf["e_machine"]))
+    sections = list(elf.iter_sections())
+
+    def data_at(addr: int, size: int) -> bytes | None:
+        for s in sections:
+            if s["sh_type"] == "SHT_NOBITS" or not s["sh_size"]:
+                continue
+            base = s["sh_addr"]
+            if base <= addr and addr + size <= base + s["sh_size"] and (s["sh_flags"] & 0x2):  # SHF_ALLOC
+                off = addr - base
+                return s.data()[off:off + size]
+        return None
+
+    symbols = {}
+    for s in sections:
+        if isinstance(s, symtab_cls):
+            for sym in s.iter_symbols():
+                if sym.name and sym["st_shndx"] != "SHN_UNDEF":
+                    symbols.setdefault(sym.name, (sym["st_value"], sym["st_size"]))
+
+    # the program
+    sec = next((s for s in sections if s.name == MODEL_SECTION), None)
+    if MODEL_SYMBOL in symbols and symbols[MODEL_SYMBOL][1]:
+        addr, size = symbols[MODEL_SYMBOL]
+        data = data_at(addr, size)
+        if data is None and sec is not None and sec["sh_type"] != "SHT_NOBITS":
+            off = addr - sec["sh_addr"]
+            if 0 <= off and off + size <= sec["sh_size"]:
+                data = sec.data()[off:off + size]
+        if data is not None:
+            img.program, img.program_address = bytes(data), addr
+    if img.program is None and sec is not None and sec["sh_type"] != "SHT_NOBITS" and sec["sh_size"]:
+        img.program, img.program_address = bytes(sec.data()), sec["sh_addr"]
+
+    # the pools
+    for s in sections:
+        name = _POOL_SECTIONS.get(s.name)
+        if name and s["sh_size"]:
+            img.pools[name] = (s["sh_addr"], s["sh_size"])
+    for sym, name in _POOL_SYMBOLS.items():
+        if sym in symbols and symbols[sym][1]:
+            img.pools[name] = symbols[sym]
+    if "fast_scratch" not in img.pools and "ethosu_fast_scratch_size" in symbols:
+        addr, size = symbols["ethosu_fast_scratch_size"]
+        raw = data_at(addr, 4)
+        ptr = symbols.get("ethosu_fast_scratch")
+        if raw is not None:
+            value = struct.unpack("<I", raw)[0]
+            if value:
+                base = ptr[0] if ptr else 0
+                base_raw = data_at(ptr[0], 4) if ptr else None
+                if base_raw is not None:
+                    base = struct.unpack("<I", base_raw)[0]
+                img.pools["fast_scratch"] = (base, value)
+    return img
+
+
+def region_of(link_regions: dict, address: int) -> str | None:
+    """The linker region (``SRAM``, ``DDR``, ...) holding ``address``, also through the non-secure alias."""
+    for addr in (address, address + 0x1000_0000):
+        for name, (base, size) in link_regions.items():
+            if base <= addr < base + size:
+                return name
+    return None

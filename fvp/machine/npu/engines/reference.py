@@ -1,0 +1,398 @@
+"""The slow, obvious reference engine: the living specification of the NPU's integer arithmetic.
+
+Research notes ethosu.md section 2.  Everything works on dense integer arrays ``(H, W, C)``; wide products are
+computed with Python integers (numpy object arrays), so nothing can overflow.  The fast engine
+(:mod:`fvp.machine.npu.engines.fast`) must give identical results; the tests compare them.
+
+Pipeline of every kernel operation (:func:`run_kernel_op`):
+
+1. operands: IFM values minus IFM_ZERO_POINT (IFM2 minus IFM2_ZERO_POINT), upscaled (NEAREST / ZEROS) and
+   padded (padding contributes 0; for MAX pooling padding is ignored);
+2. ``value``: convolution / depthwise accumulators with the 40-bit bias, pooled sums or maxima, or the elementwise
+   result (with OPA/OPB operand scaling for ADD/SUB);
+3. output stage (:func:`output_stage`): ``rshift_round(value, M, S, round_mode)`` + OFM_ZERO_POINT, clamp to
+   ACTIVATION_MIN/MAX (not for 32-bit OFM without a table), LUT, saturation to the OFM type.
+
+Choices where the hardware documentation is silent (each is marked in the code):
+
+* accumulators are exact (no wrap at 32/40 bits);
+* 32-bit elementwise (IFM or OFM 32-bit): only the OFM shift is applied (multiplier taken as 1);
+* OFM scale_mode PER_CHANNEL on POOL/ELEMENTWISE means "no OFM scaling"; AVERAGE pooling with padding (any
+  scale mode) or in PER_CHANNEL mode divides by the number of valid (non-padding) window elements with TOSA's
+  reciprocal (round half away from zero), then applies OFM_SCALE in GLOBAL mode (decided by the oracle);
+* MIN/MAX compare zero-point-corrected values; LRELU: ``a >= 0 ? a : rshift_round(a, OFM_SCALE)`` with no
+  further OFM scaling [uncertain]; SHL wraps at 32 bits; SHR rounds with the OFM round mode [inferred];
+* ADD/SUB OPA_32/OPB_32 on 8/16-bit inputs: the scaled operand is ``rshift_round(x << L, M, S + L)`` and the
+  other ``x << (L - 1)`` with L = 20 (8-bit) / 15 (16-bit); on 32-bit inputs L = 0 and the other operand is
+  unshifted [uncertain].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
+
+# ================================================================================== rounding / output stage
+
+
+def rounding_constant(v: int, s: int, mode: int) -> int:
+    """The constant R added before the arithmetic right shift by ``s`` (section 2.1)."""
+    if mode == ROUND_TRUNCATE:
+        return 0 if v >= 0 else (1 << s) - 1
+    r = (1 << (s - 1)) if s > 0 else 0
+    if mode == ROUND_DBL and s > 31:
+        r += (1 << 30) if v >= 0 else -(1 << 30)
+    return r
+
+
+def rshift_round(v: int, m: int, s: int, mode: int) -> int:
+    """``(v * m + R) >> s`` with exact (unbounded) integers; ``m`` is an unsigned 32-bit multiplier."""
+    v = int(v)
+    return (v * int(m) + rounding_constant(v, int(s), mode)) >> int(s)
+
+
+def tflite_multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
+    """TFLite's reference ``MultiplyByQuantizedMultiplier`` (gemmlowp SRDHM + RoundingDivideByPOT), for tests.
+
+    ``multiplier`` is a positive Q31 value, ``shift`` TFLite's exponent (positive = left shift).
+    """
+    left = shift if shift > 0 else 0
+    right = -shift if shift < 0 else 0
+    a = x * (1 << left)
+    a = max(min(a, 2**31 - 1), -(2**31))
+    b = multiplier
+    if a == b == -(2**31):
+        hi = 2**31 - 1
+    else:
+        ab = a * b
+        nudge = (1 << 30) if ab >= 0 else 1 - (1 << 30)
+        q = ab + nudge
+        hi = abs(q) // (1 << 31) * (1 if q >= 0 else -1)  # C division truncates toward zero
+    mask = (1 << right) - 1
+    remainder = hi & mask
+    threshold = (mask >> 1) + (1 if hi < 0 else 0)
+    return (hi >> right) + (1 if remainder > threshold else 0)
+
+
+def _lut_index_range(ofm_bits: int, ofm_signed: bool, clip_range: int):
+    """(bits, signed) of the LUT index / clip domain."""
+    if clip_range == 2:
+        return 8, False
+    if clip_range == 3:
+        return 8, True
+    if clip_range == 5:
+        return 16, True
+    return ofm_bits, ofm_signed
+
+
+def clamp_range(op) -> tuple:
+    """(lo, hi) applied after the zero point, or None when no activation clamp applies (32-bit OFM)."""
+    act = op.activation
+    ofm = op.ofm
+    table = act.table is not None
+    if ofm.bits >= 32 and not table and act.clip_range == 0:
+        return None  # [inferred] MIN/MAX not applied to 32-bit outputs
+    lo, hi = act.min, act.max
+    bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    if bits < 32:
+        tlo = -(1 << (bits - 1)) if signed else 0
+        thi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+        lo, hi = max(lo, tlo), min(hi, thi)
+    return lo, hi
+
+
+def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
+    """Apply TABLE_n to the clamped values ``y`` (int64 array); ``lut`` holds the SHRAM bytes from the table's
+    slot on (``lut_start + 256 * n``).  8-bit index: ``LUT[y + 128]`` (signed) or ``LUT[y]`` with entries of the
+    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
+    act = op.activation
+    ofm = op.ofm
+    bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    y = y.astype(np.int64)
+    if bits == 8:
+        idx = np.clip(y + 128 if signed else y, 0, 255)  # only out of range without a clip (not modelled)
+        esz = ofm.bits // 8
+        if esz == 1:
+            tab = lut[: 256].view(np.int8 if ofm.signed else np.uint8).astype(np.int64)
+        elif esz == 2:
+            tab = lut[: 512].view("<i2" if ofm.signed else "<u2").astype(np.int64)
+        else:
+            tab = lut[: 1024].view("<i4" if ofm.signed else "<u4").astype(np.int64)
+        return tab[idx]
+    # 16-bit interpolating table: 512 entries (base int16 in [15:0], slope int16 in [31:16])
+    words = lut[: 2048].view("<u4").astype(np.int64)
+    base = (words & 0xFFFF)
+    base = np.where(base >= 0x8000, base - 0x10000, base)
+    slope = (words >> 16) & 0xFFFF
+    slope = np.where(slope >= 0x8000, slope - 0x10000, slope)
+    u = np.clip(y + 32768 if signed else y, 0, 65535)
+    idx = u >> 7
+    frac = u & 0x7F
+    return ((base[idx] << 7) + slope[idx] * frac + 64) >> 7
+
+
+def output_stage(value: np.ndarray, mult, shift, op, lut: np.ndarray | None = None) -> np.ndarray:
+    """Scale, add the OFM zero point, clamp, LUT and saturate ``value[..., C]`` (int64 or object array).
+
+    ``mult``/``shift`` are scalars or per-channel arrays (length C).  Returns int64 in the OFM type's range.
+    """
+    ofm = op.ofm
+    mode = op.ofm_round_mode
+    v = np.asarray(value).astype(object)
+    c = v.shape[-1] if v.ndim else 1
+    m = np.broadcast_to(np.asarray(mult, dtype=object), (c,))
+    s = np.broadcast_to(np.asarray(shift, dtype=object), (c,))
+    f = np.frompyfunc(lambda x, mm, ss: rshift_round(x, mm, ss, mode), 3, 1)
+    y = f(v, m, s) + int(ofm.zero_point)
+    rng = clamp_range(op)
+    if rng is not None:
+        y = np.minimum(np.maximum(y, rng[0]), rng[1])
+    if op.activation.table is not None:
+        y = lut_lookup(y.astype(np.int64), op, lut)
+    elif op.activation.builtin:
+        raise NotImplementedError("built-in TANH/SIGMOID activation is not modelled")
+    lo, hi = ofm.min_value, ofm.max_value
+    y = np.minimum(np.maximum(y, lo), hi)
+    return np.asarray(y).astype(np.int64)
+
+
+# ================================================================================== operands
+
+
+def padded_ifm(ifm: np.ndarray, op, fill=0) -> np.ndarray:
+    """IFM minus its zero point, upscaled (NEAREST/ZEROS) and surrounded by padding ``fill``, int64.
+
+    Returns ``P`` with ``P[oy*sy + ky*dy, ox*sx + kx*dx]`` = the value under kernel tap (ky, kx) of output
+    (oy, ox); its size is ``((OH-1)*sy + KH_dil, (OW-1)*sx + KW_dil)``.
+    """
+    k = op.kernel
+    fm = op.ifm
+    oh, ow = op.ofm.height, op.ofm.width
+    ph = (oh - 1) * k.stride_y + k.dilated_height
+    pw = (ow - 1) * k.stride_x + k.dilated_width
+    ih, iw = fm.height, fm.width  # upscaled coordinates
+    x = ifm.astype(np.int64) - fm.zero_point
+    if k.upscale == "NEAREST":
+        up = np.repeat(np.repeat(x, 2, axis=0), 2, axis=1)[:ih, :iw]
+    elif k.upscale == "ZEROS":
+        up = np.zeros((2 * x.shape[0], 2 * x.shape[1], x.shape[2]), np.int64)
+        up[0::2, 0::2] = x
+        up = up[:ih, :iw]
+    else:
+        up = x[:ih, :iw]
+    P = np.full((ph, pw, x.shape[2]), fill, dtype=np.int64)
+    y0, x0 = k.pad_top, k.pad_left
+    hh = max(0, min(up.shape[0], ph - y0))
+    ww = max(0, min(up.shape[1], pw - x0))
+    P[y0:y0 + hh, x0:x0 + ww] = up[:hh, :ww]
+    return P
+
+
+def valid_mask(op) -> np.ndarray:
+    """1 where ``padded_ifm`` holds IFM data, 0 in the padding."""
+    k = op.kernel
+    oh, ow = op.ofm.height, op.ofm.width
+    ph = (oh - 1) * k.stride_y + k.dilated_height
+    pw = (ow - 1) * k.stride_x + k.dilated_width
+    m = np.zeros((ph, pw), np.int64)
+    y0, x0 = k.pad_top, k.pad_left
+    m[y0:y0 + max(0, op.ifm.height), x0:x0 + max(0, op.ifm.width)] = 1
+    return m[:ph, :pw]
+
+
+def kernel_taps(P: np.ndarray, op):
+    """Yield (ky, kx, window) with window[oy, ox, :] = P[oy*sy + ky*dy, ox*sx + kx*dx, :]."""
+    k = op.kernel
+    oh, ow = op.ofm.height, op.ofm.width
+    for ky in range(k.height):
+        for kx in range(k.width):
+            y0 = ky * k.dilation_y
+            x0 = kx * k.dilation_x
+            yield ky, kx, P[y0:y0 + (oh - 1) * k.stride_y + 1:k.stride_y, x0:x0 + (ow - 1) * k.stride_x + 1:k.stride_x]
+
+
+# ================================================================================== operations
+
+
+def conv_acc(ifm, weights, bias, op) -> np.ndarray:
+    """CONV: ``acc[oy, ox, o] = bias[o] + sum (x - zp) * W[o, ky, kx, i]``, int64 (exact for 8/16-bit IFMs)."""
+    P = padded_ifm(ifm, op)
+    w = weights.astype(np.int64)
+    acc = np.zeros((op.ofm.height, op.ofm.width, w.shape[0]), np.int64)
+    for ky, kx, win in kernel_taps(P, op):
+        acc += win @ w[:, ky, kx, :].T
+    return acc + np.asarray(bias, np.int64)
+
+
+def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:
+    P = padded_ifm(ifm, op)
+    w = weights.astype(np.int64)[:, :, :, 0]  # (C, KH, KW)
+    acc = np.zeros((op.ofm.height, op.ofm.width, w.shape[0]), np.int64)
+    for ky, kx, win in kernel_taps(P, op):
+        acc += win[:, :, : w.shape[0]] * w[:, ky, kx]
+    return acc + np.asarray(bias, np.int64)
+
+
+NEG = -(1 << 62)
+
+
+def pool_value(ifm, op):
+    """POOL value before the output stage, and a per-element divisor (hardware-scaled AVERAGE) or None."""
+    mode = op.sub_op
+    if mode == "MAX":
+        P = padded_ifm(ifm, op, fill=NEG)
+        out = None
+        for _, _, win in kernel_taps(P, op):
+            out = win.copy() if out is None else np.maximum(out, win)
+        return out, None
+    P = padded_ifm(ifm, op)
+    s = None
+    for _, _, win in kernel_taps(P, op):
+        s = win.copy() if s is None else s + win
+    if mode == "REDUCE_SUM":
+        return s.sum(axis=2, keepdims=True), None
+    if hw_average(op):  # the hardware divides by the number of valid (non-padding) elements
+        M = valid_mask(op)[:, :, None]
+        cnt = None
+        for _, _, win in kernel_taps(M, op):
+            cnt = win.copy() if cnt is None else cnt + win
+        return s, cnt
+    return s, None
+
+
+def hw_average(op) -> bool:
+    """True when an AVERAGE pool divides by the valid element count in hardware ("HW scaling").
+
+    Regor emits padded average pools with scale_mode GLOBAL and OFM_SCALE (1, 0) ("padded average-pools use
+    HW-scaling"), the legacy Python Vela with scale_mode PER_CHANNEL; unpadded ones carry 1/N in OFM_SCALE.
+    Decided by the TOSA reference model (AVG_POOL2D with padding, oracle ``pools``): the window sum is divided
+    by the count of non-padding elements, then OFM_SCALE applies in GLOBAL mode.
+    """
+    k = op.kernel
+    return op.ofm_scale_mode == "PER_CHANNEL" or (k.pad_top + k.pad_left + k.pad_bottom + k.pad_right) > 0
+
+
+def avg_reciprocal(n: int) -> tuple:
+    """(multiplier, shift) of 1/n as the hardware divider uses it (TOSA ``reciprocal_scale``)."""
+    k = (int(n) - 1).bit_length()
+    return (((1 << 30) + 1) << k) // int(n), 30 + k
+
+
+def avg_divide(x: int, n: int) -> int:
+    """Window sum ``x`` divided by the valid count ``n``: ``(x * M + 2^(S-1)) >> S`` with M, S = 1/n.
+
+    Identical to rounding half away from zero for every sum an 8/16-bit window can produce."""
+    if n <= 0:
+        return 0
+    m, s = avg_reciprocal(n)
+    return (int(x) * m + (1 << (s - 1))) >> s
+
+
+def elementwise_value(a_raw, b_raw, op):
+    """ELEMENTWISE value before the output stage (int64 or object array) from IFM/IFM2 arrays.
+
+    ``b_raw`` is the IFM2 array (broadcastable to the IFM's shape) or None for scalar/unary ops.
+    """
+    sub = op.sub_op
+    ifm = op.ifm
+    a = a_raw.astype(np.int64) - ifm.zero_point
+    if op.is_unary:
+        b = None
+    else:
+        if op.broadcast.scalar:
+            b = np.full((1, 1, 1), op.broadcast.scalar_value - op.broadcast.scalar_zero_point, np.int64)
+        else:
+            b = b_raw.astype(np.int64) - op.ifm2.zero_point
+        b = np.broadcast_to(b, a.shape)
+        if op.broadcast.reversed_operands:
+            a, b = b, a
+    if sub in ("ADD", "SUB"):
+        a = a.astype(object)
+        b = b.astype(object)
+        mode = op.ifm_scale_mode
+        if mode == 0:
+            a2 = a * (op.opa_scale.multiplier & 0xFFFF)
+            b2 = b * (op.opb_scale & 0xFFFF)
+        else:
+            L = 20 if ifm.bits == 8 else 15 if ifm.bits == 16 else 0
+            m, s, rm = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
+            sc = np.frompyfunc(lambda x: rshift_round(int(x) << L, m, s + L, rm), 1, 1)
+            fixed = np.frompyfunc(lambda x: int(x) << (L - 1) if L else int(x), 1, 1)
+            if mode == 1:
+                a2, b2 = sc(a), fixed(b)
+            else:
+                a2, b2 = fixed(a), sc(b)
+        return a2 + b2 if sub == "ADD" else a2 - b2
+    if sub == "MUL":
+        return a.astype(object) * b.astype(object)
+    if sub == "MIN":
+        return np.minimum(a, b)
+    if sub == "MAX":
+        return np.maximum(a, b)
+    if sub == "ABS":
+        return np.abs(a)
+    if sub == "CLZ":
+        u = a & 0xFFFFFFFF
+        out = np.zeros_like(a)
+        for i, x in np.ndenumerate(u):
+            out[i] = 32 - int(x).bit_length()
+        return out
+    if sub == "SHL":
+        r = (a << (b & 31)) & 0xFFFFFFFF  # [uncertain] wraps at 32 bits
+        return np.where(r >= 1 << 31, r - (1 << 32), r)
+    if sub == "SHR":
+        rm = op.ofm_round_mode
+        f = np.frompyfunc(lambda x, n: rshift_round(x, 1, int(n) & 31, rm), 2, 1)
+        return f(a, b)
+    if sub == "LRELU":  # [uncertain]
+        m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
+        f = np.frompyfunc(lambda x: int(x) if x >= 0 else rshift_round(x, m, s, rm), 1, 1)
+        return f(a)
+    raise ValueError(sub)
+
+
+def ofm_scales(op, bias_scale=None):
+    """(multiplier, shift) of the output stage: per channel from the scale stream for CONV/DEPTHWISE in
+    PER_CHANNEL mode, OFM_SCALE in GLOBAL mode, identity otherwise (and M = 1 for 32-bit elementwise)."""
+    if op.kind in ("CONV", "DEPTHWISE") and op.ofm_scale_mode == "PER_CHANNEL":
+        _, scale, shift = bias_scale
+        return np.asarray(scale, np.int64), np.asarray(shift, np.int64)
+    if op.ofm_scale_mode == "GLOBAL":
+        m, s = op.ofm_scale.multiplier, op.ofm_scale.shift
+        if op.kind == "ELEMENTWISE" and (op.ifm.bits == 32 or op.ofm.bits == 32):
+            m = 1  # "scale not applied for 32-bit operations": shift only
+        if op.kind == "ELEMENTWISE" and op.sub_op == "LRELU":
+            m, s = 1, 0
+        return m, s
+    return 1, 0
+
+
+def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -> np.ndarray:
+    """Compute the OFM of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation as an int64 ``(H, W, C)`` array.
+
+    ``ifm``/``ifm2`` are dense arrays as gathered (IFM of kernel ops at its *source* size), ``weights`` the
+    ``W[o, ky, kx, i]`` array, ``bias_scale`` = (bias, scale, shift) per channel, ``lut`` the LUT bytes starting
+    at the activation's table slot.
+    """
+    kind = op.kind
+    if kind in ("CONV", "DEPTHWISE"):
+        bias = bias_scale[0]
+        value = (conv_acc if kind == "CONV" else depthwise_acc)(ifm, weights, bias, op)
+        m, s = ofm_scales(op, bias_scale)
+        return output_stage(value, m, s, op, lut)
+    if kind == "POOL":
+        value, cnt = pool_value(ifm, op)
+        if cnt is not None:
+            v = value.astype(object)
+            q = np.frompyfunc(lambda x, n: avg_divide(int(x), int(n)), 2, 1)(v, cnt)
+            m, s = ofm_scales(op)  # GLOBAL: OFM_SCALE after the division (Regor writes (1, 0)); else (1, 0)
+            return output_stage(q, m, s, op, lut)
+        m, s = ofm_scales(op)
+        return output_stage(value, m, s, op, lut)
+    if kind == "ELEMENTWISE":
+        value = elementwise_value(ifm, ifm2, op)
+        m, s = ofm_scales(op)
+        return output_stage(value, m, s, op, lut)
+    raise ValueError(f"not a kernel operation: {kind}")
+

@@ -1,0 +1,375 @@
+"""Execute a whole Ethos-U command stream against memory, strictly in order (ethosu.md sections 1.9-1.10).
+
+DMA copies happen at ``NPU_OP_DMA_START``; every kernel operation runs to completion at its ``NPU_OP_*``
+(computed into a temporary, then written, so IFM and OFM may alias).  Waits, ``BLOCKDEP`` and the PMU mask have
+no functional effect in this serialisation.  Faults (a malformed command, an unreachable address, the
+watchdog) end the run and are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``,
+``bus_error``, ``watchdog``, ``unsupported`` (a feature the model does not implement: built-in TANH/SIGMOID,
+F16 accumulators, 64-bit feature maps, operations too large for host memory) and ``internal_error`` (a bug in
+the model; the original exception is ``fault.__cause__``).
+
+``memory`` is any object with ``view(address, length, write) -> np.ndarray[uint8]`` (zero-copy into simulated
+RAM) raising ``NpuFault("bus_error", address=...)`` for an address the NPU cannot reach.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import NpuFault
+from . import featuremap as fmap
+from .arch import get_arch
+from .command_stream import (NpuOperation, RegisterState, as_words, build_operation, decode_command)
+
+SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
+
+
+@dataclass
+class OpRecord:
+    """One executed operation with its traffic: bytes per tensor (``ifm``, ``ifm2``, ``weights``, ``scales``,
+    ``lut``, ``ofm``, ``dma``) and per region (``SHRAM_REGION`` = -1 for the internal SHRAM)."""
+
+    op: NpuOperation
+    macs: int = 0
+    bytes_read: dict = field(default_factory=dict)
+    bytes_written: dict = field(default_factory=dict)
+    region_read: dict = field(default_factory=dict)
+    region_written: dict = field(default_factory=dict)
+
+    def _add(self, which, tensor, region, n):
+        d, r = (self.bytes_read, self.region_read) if which == "r" else (self.bytes_written, self.region_written)
+        d[tensor] = d.get(tensor, 0) + int(n)
+        r[region] = r.get(region, 0) + int(n)
+
+
+@dataclass
+class StreamResult:
+    operations: list  # OpRecord per executed NPU_OP_* (STOP included)
+    stopped: bool  # reached NPU_OP_STOP
+    fault: NpuFault | None
+    commands: int  # commands executed (register writes and operations)
+    end_offset: int = 0  # byte offset after the last command executed (STOP included)
+
+    @property
+    def ok(self) -> bool:
+        return self.stopped and self.fault is None
+
+    @property
+    def macs(self) -> int:
+        return sum(r.macs for r in self.operations)
+
+
+def _get_engine(engine):
+    if engine == "reference":
+        from .engines import reference
+
+        return reference
+    if engine == "fast":
+        from .engines import fast
+
+        return fast
+    if hasattr(engine, "run_kernel_op"):
+        return engine
+    raise ValueError(f"unknown NPU engine {engine!r} (expected 'fast' or 'reference')")
+
+
+class _Ctx:
+    def __init__(self, arch, base_pointers, memory, shram, engine, weight_cache):
+        self.arch = arch
+        self.bases = [int(b) for b in base_pointers] + [0] * (8 - len(base_pointers))
+        self.memory = memory
+        self.shram = shram
+        self.engine = engine
+        self.weight_cache = weight_cache
+        self.mask = arch.address_mask
+
+    def view(self, region: int, offset: int, length: int, write: bool) -> np.ndarray:
+        address = (self.bases[region] + offset) & self.mask
+        try:
+            v = self.memory.view(address, int(length), write)
+        except NpuFault as f:
+            if f.region is None:
+                f.region = region
+            if f.address is None:
+                f.address = address
+            raise
+        if v.shape[0] < length:
+            raise NpuFault("bus_error", f"memory view at 0x{address:x} shorter than {length} bytes",
+                           address=address, region=region)
+        return v
+
+    def shram_slice(self, offset: int, length: int) -> np.ndarray:
+        if offset < 0 or offset + length > self.shram.shape[0]:
+            raise NpuFault("bus_error", f"SHRAM access 0x{offset:x}+{length} outside the {self.shram.shape[0]}-byte "
+                           f"SHRAM", address=offset)
+        return self.shram[offset:offset + length]
+
+
+def _read_fm(ctx: _Ctx, rec: OpRecord, fm, tensor: str, h: int, w: int, d: int) -> np.ndarray:
+    ext = fmap.extent(fm, h, w, d)
+    if ext is None:
+        return np.zeros((max(h, 0), max(w, 0), max(d, 0)), np.int32)
+    lo, hi = ext
+    view = ctx.view(fm.region, lo, hi - lo, False)
+    rec._add("r", tensor, fm.region, fmap.storage_bytes(fm, h, w, d))
+    return fmap.gather(fm, view, lo, h, w, d)
+
+
+def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
+    h, w, d = values.shape
+    ext = fmap.extent(fm, h, w, d)
+    if ext is None:
+        return
+    lo, hi = ext
+    view = ctx.view(fm.region, lo, hi - lo, True)
+    rec._add("w", "ofm", fm.region, fmap.storage_bytes(fm, h, w, d))
+    fmap.scatter(fm, view, lo, values)
+
+
+def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
+    from .weights import WeightCache, decode_scales
+
+    cache = ctx.weight_cache
+    if cache is None:
+        cache = ctx.weight_cache = WeightCache()
+    k = op.kernel
+    od = op.ofm.depth
+    depthwise = op.kind == "DEPTHWISE"
+    cores = len(op.weights)
+    parts = []
+    for core in range(cores):
+        n = len(range(core, od, cores))
+        wr = op.weights[core]
+        sr = op.scales[core]
+        if n == 0:
+            parts.append(None)
+            continue
+        wbytes = ctx.view(wr.region, wr.address, wr.length, False)
+        rec._add("r", "weights", wr.region, wr.length)
+        W = cache.get(wbytes, ofm_depth=od, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
+                      dilation_y=k.dilation_y, dilation_x=k.dilation_x, ofm_block_depth=op.ofm_block[2],
+                      depthwise=depthwise, part_kernel_first=k.part_kernel_first, ifm_bits=op.ifm.bits,
+                      ofm_ublock_depth=ctx.arch.ofm_ublock_depth, ifm_ublock_depth=ctx.arch.ifm_ublock_depth,
+                      cores=cores, core=core)
+        sbytes = ctx.view(sr.region, sr.address, sr.length, False)
+        rec._add("r", "scales", sr.region, sr.length)
+        parts.append((W, decode_scales(sbytes, n)))
+    if cores == 1:
+        W, (bias, scale, shift) = parts[0]
+        return W, (bias, scale, shift)
+    W0 = parts[0][0]
+    W = np.zeros((od,) + W0.shape[1:], np.int32)
+    bias = np.zeros(od, np.int64)
+    scale = np.zeros(od, np.int64)
+    shift = np.zeros(od, np.int32)
+    for core, p in enumerate(parts):
+        if p is None:
+            continue
+        Wc, (b, s, sh) = p
+        W[core::cores] = Wc
+        bias[core::cores] = b
+        scale[core::cores] = s
+        shift[core::cores] = sh
+    return W, (bias, scale, shift)
+
+
+def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
+    t = op.activation.table
+    if t is None:
+        if op.activation.builtin:
+            raise NpuFault("unsupported", f"built-in {op.activation.name} activation is not modelled",
+                           offset=op.offset)
+        return None
+    start = ctx.arch.lut_start_bytes + 256 * t
+    length = ctx.shram.shape[0] - start
+    clip = op.activation.clip_range
+    index_bits = 8 if clip in (2, 3) else 16 if clip == 5 else op.ofm.bits
+    table_bytes = 256 * (op.ofm.bits // 8) if index_bits == 8 else 2048
+    rec._add("r", "lut", SHRAM_REGION, min(table_bytes, length))
+    return ctx.shram_slice(start, length)
+
+
+MAX_ELEMENTS = 1 << 28  # per dense array; larger operations are refused instead of exhausting host memory
+
+
+def _check_size(op: NpuOperation) -> None:
+    o = op.ofm
+    sizes = [o.height * o.width * o.depth, op.ifm.height * op.ifm.width * op.ifm.depth]
+    k = op.kernel
+    if k is not None:
+        ph = (o.height - 1) * k.stride_y + k.dilated_height
+        pw = (o.width - 1) * k.stride_x + k.dilated_width
+        sizes.append(ph * pw * op.ifm.depth)
+        sizes.append(o.height * o.width * k.elements * op.ifm.depth)  # im2col
+        if op.kind in ("CONV", "DEPTHWISE"):
+            sizes.append(o.depth * k.elements * (1 if op.kind == "DEPTHWISE" else op.ifm.depth))
+    if max(sizes) > MAX_ELEMENTS:
+        raise NpuFault("unsupported", f"{op.mnemonic} at 0x{op.offset:x} is too large to simulate "
+                       f"({max(sizes)} elements in one array)", offset=op.offset)
+
+
+def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
+    rec = OpRecord(op, macs=op.macs)
+    if op.acc_format not in ("I32", "I40"):
+        raise NpuFault("unsupported", f"accumulator format {op.acc_format} is not modelled", offset=op.offset)
+    for fm in (op.ifm, op.ifm2, op.ofm):
+        if fm is not None and fm.bits == 64:
+            raise NpuFault("unsupported", f"64-bit {fm.name} is not modelled", offset=op.offset)
+    if op.ofm_round_mode == 3 or op.ifm_round_mode == 3:
+        raise NpuFault("cmd_parse_error", "reserved round mode 3", offset=op.offset)
+    _check_size(op)
+    ifm = op.ifm
+    if op.kind == "ELEMENTWISE":
+        a = _read_fm(ctx, rec, ifm, "ifm", ifm.height, ifm.width, ifm.depth)
+        b = None
+        if op.ifm2 is not None:
+            f2 = op.ifm2
+            b = _read_fm(ctx, rec, f2, "ifm2", f2.height, f2.width, f2.depth)
+    else:
+        a = _read_fm(ctx, rec, ifm, "ifm", ifm.source_height, ifm.source_width, ifm.depth)
+        b = None
+    W = bs = None
+    if op.kind in ("CONV", "DEPTHWISE"):
+        W, bs = _weights_and_scales(ctx, rec, op)
+    lut = _lut_bytes(ctx, rec, op)
+    try:
+        out = ctx.engine.run_kernel_op(op, a, b, W, bs, lut)
+    except NotImplementedError as e:
+        raise NpuFault("unsupported", str(e), offset=op.offset) from None
+    _write_fm(ctx, rec, op.ofm, out)
+    return rec
+
+
+def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
+    d = op.dma
+    rec = OpRecord(op)
+    mode = d.dst_stride_mode if ctx.arch.is_u65 else 0
+    if mode == 3:
+        raise NpuFault("cmd_parse_error", "reserved DMA stride mode 3", offset=op.offset)
+    rows = 1 if mode == 0 else d.size0
+    planes = d.size1 if mode == 2 else 1
+    total = d.length * rows * planes
+    if total == 0:
+        return rec
+    if d.src_internal:
+        src = ctx.shram_slice(d.src_address, total)
+        rec._add("r", "dma", SHRAM_REGION, total)
+    else:
+        src = ctx.view(d.src_region, d.src_address, total, False)
+        rec._add("r", "dma", d.src_region, total)
+    data = np.array(src, copy=True)
+    # [inferred from Regor's U65 generator] row r of plane p goes to
+    # dst + p * (LEN * SIZE0 + SKIP1) + r * (LEN + SKIP0); the source is contiguous.
+    row_stride = d.length + (d.skip0 if mode else 0)
+    plane_stride = d.length * rows + (d.skip1 if mode == 2 else 0)
+    offs = [p * plane_stride + r * row_stride for p in range(planes) for r in range(rows)]
+    lo = min(offs)
+    hi = max(offs) + d.length
+    if d.dst_internal:
+        dst = ctx.shram_slice(d.dst_address + lo, hi - lo)
+        region = SHRAM_REGION
+    else:
+        dst = ctx.view(d.dst_region, d.dst_address + lo, hi - lo, True)
+        region = d.dst_region
+    for i, o in enumerate(offs):
+        dst[o - lo:o - lo + d.length] = data[i * d.length:(i + 1) * d.length]
+    rec._add("w", "dma", region, total)
+    return rec
+
+
+# Streams that decoded cleanly to STOP, by content: (operations, commands, end offset). Decoding is a pure
+# function of the words; a program's streams are decoded once and replayed by every later inference.
+_DECODED: dict = {}
+_DECODED_MAX = 64
+
+
+def _remember(key, ops: list, op_counts: list, end: int) -> None:
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.pop(next(iter(_DECODED)))
+    _DECODED[key] = (ops, op_counts[-1], end, op_counts)
+
+
+def _run_operation(ctx: _Ctx, op) -> OpRecord:
+    """One decoded operation: a DMA, a kernel operation, or one with nothing to compute (waits, STOP)."""
+    if op.kind == "DMA":
+        return _run_dma(ctx, op)
+    if op.is_kernel_op:
+        return _run_kernel_op(ctx, op)
+    return OpRecord(op)
+
+
+def _internal_fault(e: Exception, offset: int) -> NpuFault:
+    """A simulator bug while executing the command at ``offset``, reported as an NPU fault, never a traceback."""
+    f = NpuFault("internal_error", f"NPU model error at 0x{offset:x}: {type(e).__name__}: {e}", offset=offset)
+    f.__cause__ = e
+    return f
+
+
+def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
+    """Execute the operations of a stream decoded before (same words): same order, same faults, and the same
+    command count and stream offset at a fault as the first run reports."""
+    ops, count, end, op_counts = decoded
+    records: list[OpRecord] = []
+    op = None
+    k = 0
+    try:
+        for k, op in enumerate(ops):
+            records.append(_run_operation(ctx, op))
+    except NpuFault as f:
+        if f.offset is None or f.offset < 0:
+            f.offset = op.offset
+        return StreamResult(records, False, f, op_counts[k], op.offset + 4)
+    except Exception as e:  # noqa: BLE001 - as in execute_stream
+        return StreamResult(records, False, _internal_fault(e, op.offset), op_counts[k], op.offset + 4)
+    return StreamResult(records, True, None, count, end)
+
+
+def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, engine="fast", weight_cache=None,
+                   max_commands: int | None = None) -> StreamResult:
+    """Execute the register command stream ``words`` (uint32; no COP1 header) until ``NPU_OP_STOP``.
+
+    ``base_pointers`` are the 8 region base addresses (BASEP0..7), ``shram`` the NPU's internal SHRAM (uint8,
+    written by DMAs to INTERNAL, read by LUT activations), ``engine`` ``"fast"`` (numba) or ``"reference"``.
+    A stream that ends without STOP gives a ``cmd_parse_error`` fault; more than ``max_commands`` commands a
+    ``watchdog`` fault.
+    """
+    arch = get_arch(arch)
+    ctx = _Ctx(arch, base_pointers, memory, shram, _get_engine(engine), weight_cache)
+    w = as_words(words)
+    key = (arch.name, w.tobytes())
+    decoded = _DECODED.get(key)
+    if decoded is not None and (max_commands is None or decoded[1] <= max_commands):
+        return _execute_decoded(ctx, decoded)
+    state = RegisterState(arch)
+    records: list[OpRecord] = []
+    op_counts: list[int] = []  # commands executed when each operation ran
+    n = len(w)
+    i = 0
+    count = 0
+    off = 0
+    try:
+        while True:
+            off = i * 4
+            if max_commands is not None and count >= max_commands:
+                raise NpuFault("watchdog", f"more than {max_commands} commands executed", offset=off)
+            cmd = decode_command(w, i, arch)  # raises at the end of the stream
+            count += 1
+            i += cmd.length
+            if not cmd.is_operation:
+                state.apply(cmd)
+                continue
+            op = build_operation(state, cmd, arch)
+            op_counts.append(count)
+            if op.kind == "STOP":
+                records.append(OpRecord(op))
+                _remember(key, [r.op for r in records], op_counts, i * 4)
+                return StreamResult(records, True, None, count, i * 4)
+            records.append(_run_operation(ctx, op))
+    except NpuFault as f:
+        if f.offset is None or f.offset < 0:
+            f.offset = off
+        return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4)
+    except Exception as e:  # noqa: BLE001 - a simulator bug must not escape as a traceback for a bad stream
+        return StreamResult(records, False, _internal_fault(e, off), count, i * 4 if i <= n else n * 4)

@@ -1,0 +1,259 @@
+"""Ethos-U55/U65 weight and scale streams: weight ordering, scale/bias entries, and a decode cache.
+
+Models how the NPU consumes a decoded weight stream (``fvp.machine.npu.mlw``) and the scale stream at SCALE_BASE.
+Facts from ``design/research/ethosu.md`` sections 3.1-3.3 (formats and loop nest) and 4 (ublock depths);
+Vela's ``npu_encode_weights`` / ``npu_encode_bias`` are the oracles the tests compare against.
+
+* ``unpack_weights`` inverts the hardware traversal order: OFM blocks, IFM blocks, <= 8x8 sub-kernels
+  (4x4 with dilation 2 in that axis), OFM/IFM micro-blocks and kernel elements, with the zero padding the
+  encoder inserts (IFM depth rounded up to the IFM block in depth-first order, kernel elements rounded up for
+  depthwise and part-kernel-first). Padding values are skipped, not checked. The result is ``W[o, ky, kx, i]``
+  (``i`` has size 1 for depthwise), int32, undilated kernel.
+* ``decode_scales`` reads the 10-byte per-channel entries: 40-bit signed bias, 32-bit unsigned multiplier,
+  6-bit shift (bits 7:6 of the last byte are ignored).
+* ``WeightCache`` decodes a stream once per (bytes, parameters) and hands out read-only arrays.
+
+Simplifications: the whole operation's weights are unpacked at once (the hardware streams them block by block);
+for U65 dual core each core's stream is unpacked separately (core k holds output channels k, k+2, ...; the
+per-core OFM block depth follows Vela, ``(ofm_block_depth + cores - 1 - core) // cores``), which is an
+inference from Vela's stream-splitting code. A depthwise operation with the part-kernel bit set is ordered as
+depthwise (Vela never emits that combination).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from fvp.machine.npu.engines._jit import njit
+from fvp.machine.npu.mlw import MlwError, decode_mlw, _as_uint8
+
+__all__ = ["unpack_weights", "weight_stream_length", "decode_scales", "WeightCache", "SCALE_ENTRY_BYTES"]
+
+SCALE_ENTRY_BYTES = 10
+SUB_KERNEL_MAX = 8
+
+
+def _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, ofm_block_depth, depthwise,
+            part_kernel_first, ifm_bits, ofm_ublock_depth, ifm_ublock_depth, cores, core):
+    """Validate the parameters; return the per-core traversal parameters as a tuple of ints for the kernels."""
+    for name, value in (("ofm_depth", ofm_depth), ("ifm_depth", ifm_depth), ("kernel_h", kernel_h),
+                        ("kernel_w", kernel_w), ("ofm_block_depth", ofm_block_depth),
+                        ("ofm_ublock_depth", ofm_ublock_depth), ("ifm_ublock_depth", ifm_ublock_depth)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"unpack_weights: {name} must be a positive integer, not {value!r}")
+    if dilation_y not in (1, 2) or dilation_x not in (1, 2):
+        raise ValueError(f"unpack_weights: dilation must be 1 or 2, not ({dilation_y}, {dilation_x})")
+    if ifm_bits not in (8, 16, 32):
+        raise ValueError(f"unpack_weights: ifm_bits must be 8, 16 or 32, not {ifm_bits!r}")
+    if cores not in (1, 2) or not 0 <= core < cores:
+        raise ValueError(f"unpack_weights: bad core {core!r} of {cores!r}")
+    depthwise = bool(depthwise)
+    part_kernel = bool(part_kernel_first) and not depthwise
+    core_ofm_depth = len(range(core, int(ofm_depth), cores))
+    core_block_depth = (int(ofm_block_depth) + cores - 1 - core) // cores
+    return (core_ofm_depth, 1 if depthwise else int(ifm_depth), int(kernel_h), int(kernel_w),
+            SUB_KERNEL_MAX // dilation_y, SUB_KERNEL_MAX // dilation_x, max(1, core_block_depth), depthwise,
+            part_kernel, int(ifm_bits), int(ofm_ublock_depth), int(ifm_ublock_depth))
+
+
+@njit
+def _elements(sub_h, sub_w, depthwise, part_kernel, ifm_bits):
+    """Kernel elements of a sub-kernel including the encoder's padding."""
+    e = sub_h * sub_w
+    if part_kernel:
+        if ifm_bits == 16:
+            e = (e + 1) // 2 * 2
+        elif ifm_bits == 8:
+            e = (e + 3) // 4 * 4
+    elif depthwise:
+        e = (e + 3) // 4 * 4
+    return e
+
+
+@njit
+def _stream_length(ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, part_kernel, ifm_bits, ou, iu):
+    """Number of values (including padding) the traversal consumes."""
+    ibd = 16 if (part_kernel or ifm_bits == 16) else 32
+    total = np.int64(0)
+    for oz in range(0, ofm_depth, obd):
+        cobd = min(obd, ofm_depth - oz)
+        n_ou = (cobd + ou - 1) // ou
+        for iz in range(0, 1 if depthwise else ifm_depth, ibd):
+            if depthwise:
+                cibd = iu
+            elif part_kernel:
+                cibd = min(ibd, ifm_depth - iz)
+            else:
+                cibd = ibd
+            n_iu = (cibd + iu - 1) // iu
+            per_element = ou * (1 if depthwise else iu)
+            for sy in range(0, kh, dec_h):
+                sh = min(kh - sy, dec_h)
+                for sx in range(0, kw, dec_w):
+                    sw = min(kw - sx, dec_w)
+                    e = _elements(sh, sw, depthwise, part_kernel, ifm_bits)
+                    total += np.int64(n_iu) * n_ou * e * per_element
+    return total
+
+
+@njit
+def _unpack_kernel(decoded, w, ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, part_kernel,
+                   ifm_bits, ou, iu):
+    """Scatter ``decoded`` (stream order) into ``w[o, ky, kx, i]``; returns the number of values consumed."""
+    ibd = 16 if (part_kernel or ifm_bits == 16) else 32
+    iu_inner = 1 if depthwise else iu
+    cnt = 0
+    for oz in range(0, ofm_depth, obd):
+        cobd = min(obd, ofm_depth - oz)
+        for iz in range(0, 1 if depthwise else ifm_depth, ibd):
+            if depthwise:
+                cibd = iu
+            elif part_kernel:
+                cibd = min(ibd, ifm_depth - iz)
+            else:
+                cibd = ibd
+            outer = cibd if part_kernel else 1
+            inner = 1 if part_kernel else cibd
+            for sy in range(0, kh, dec_h):
+                sh = min(kh - sy, dec_h)
+                for sx in range(0, kw, dec_w):
+                    sw = min(kw - sx, dec_w)
+                    n_el = _elements(sh, sw, depthwise, part_kernel, ifm_bits)
+                    for u_out in range(0, outer, iu):
+                        for o_ub in range(0, cobd, ou):
+                            for el in range(n_el):
+                                ky = el // sw
+                                kx = el % sw
+                                if ky >= sh:            # element padding
+                                    cnt += ((inner + iu - 1) // iu) * ou * iu_inner
+                                    continue
+                                y = sy + ky
+                                x = sx + kx
+                                for u_in in range(0, inner, iu):
+                                    i0 = iz + u_out + u_in
+                                    for oo in range(ou):
+                                        o = oz + o_ub + oo
+                                        if o < ofm_depth:
+                                            for ii in range(iu_inner):
+                                                i = i0 + ii
+                                                if i < ifm_depth:
+                                                    w[o, y, x, i] = decoded[cnt + ii]
+                                        cnt += iu_inner
+    return cnt
+
+
+def weight_stream_length(*, ofm_depth: int, ifm_depth: int, kernel_h: int, kernel_w: int, dilation_y: int = 1,
+                         dilation_x: int = 1, ofm_block_depth: int, depthwise: bool, part_kernel_first: bool,
+                         ifm_bits: int = 8, ofm_ublock_depth: int = 8, ifm_ublock_depth: int = 8, cores: int = 1,
+                         core: int = 0) -> int:
+    """Number of decoded values (weights and padding) ``unpack_weights`` needs for these parameters."""
+    p = _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, ofm_block_depth, depthwise,
+                part_kernel_first, ifm_bits, ofm_ublock_depth, ifm_ublock_depth, cores, core)
+    return int(_stream_length(*p))
+
+
+def unpack_weights(decoded: np.ndarray, *, ofm_depth: int, ifm_depth: int, kernel_h: int, kernel_w: int,
+                   dilation_y: int = 1, dilation_x: int = 1, ofm_block_depth: int, depthwise: bool,
+                   part_kernel_first: bool, ifm_bits: int = 8, ofm_ublock_depth: int = 8,
+                   ifm_ublock_depth: int = 8, cores: int = 1, core: int = 0) -> np.ndarray:
+    """Reorder a decoded weight stream (``decode_mlw`` output) into ``W[o, ky, kx, i]`` (int32).
+
+    ``ofm_depth`` is the operation's OFM depth (all cores), ``ifm_depth`` its IFM depth (ignored for depthwise:
+    the result has one input channel), ``kernel_h``/``kernel_w`` the undilated kernel size, ``ofm_block_depth``
+    the OFM block depth of the block configuration. With ``cores=2`` the result holds this core's channels
+    ``o = core, core + 2, ...`` in that order. Raises ``MlwError`` if ``decoded`` is shorter than the traversal
+    needs; extra values are ignored.
+    """
+    p = _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, ofm_block_depth, depthwise,
+                part_kernel_first, ifm_bits, ofm_ublock_depth, ifm_ublock_depth, cores, core)
+    decoded = np.asarray(decoded)
+    if decoded.ndim != 1:
+        raise ValueError("unpack_weights: decoded stream must be one-dimensional")
+    need = int(_stream_length(*p))
+    if decoded.shape[0] < need:
+        kind = "depthwise" if p[7] else "convolution"
+        raise MlwError(f"MLW weight stream too short: {decoded.shape[0]} values decoded, the {kind} traversal of "
+                       f"OHWI {p[0]}x{p[2]}x{p[3]}x{p[1]} weights needs {need}")
+    w = np.zeros((p[0], p[2], p[3], p[1]), np.int32)
+    if need:
+        if decoded.dtype not in (np.int16, np.int32):
+            decoded = decoded.astype(np.int32)
+        _unpack_kernel(decoded, w, *p)
+    return w
+
+
+def decode_scales(data, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode ``n`` 10-byte scale entries: (bias int64 from 40-bit signed, scale int64 from 32-bit unsigned,
+    shift int32 from 6 bits). Raises ``MlwError`` if ``data`` holds fewer than ``n`` entries."""
+    raw = _as_uint8(data)
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"decode_scales: negative entry count {n}")
+    if raw.shape[0] < n * SCALE_ENTRY_BYTES:
+        raise MlwError(f"scale stream too short: {raw.shape[0]} bytes for {n} entries of {SCALE_ENTRY_BYTES} bytes")
+    e = raw[: n * SCALE_ENTRY_BYTES].reshape(n, SCALE_ENTRY_BYTES).astype(np.int64)
+    bias = e[:, 0] | (e[:, 1] << 8) | (e[:, 2] << 16) | (e[:, 3] << 24) | (e[:, 4] << 32)
+    bias = bias - ((bias & (1 << 39)) << 1)                    # sign-extend 40 bits
+    scale = e[:, 5] | (e[:, 6] << 8) | (e[:, 7] << 16) | (e[:, 8] << 24)
+    shift = (e[:, 9] & 0x3F).astype(np.int32)
+    return bias, scale, shift
+
+
+_UNPACK_DEFAULTS = dict(dilation_y=1, dilation_x=1, ifm_bits=8, ofm_ublock_depth=8, ifm_ublock_depth=8, cores=1,
+                        core=0)
+_UNPACK_REQUIRED = ("ofm_depth", "ifm_depth", "kernel_h", "kernel_w", "ofm_block_depth", "depthwise",
+                    "part_kernel_first")
+
+
+class WeightCache:
+    """Decoded-weight cache keyed by the stream's bytes and the unpack parameters, LRU-bounded by total bytes.
+
+    ``get`` returns a read-only ``W`` array; the same object is returned for the same key. ``hits`` and
+    ``misses`` count lookups. Only the values the traversal needs are decoded (``decode_mlw(max_values=...)``),
+    as the hardware fetches no further.
+    """
+
+    def __init__(self, max_bytes: int = 256 << 20):
+        self.max_bytes = int(max_bytes)
+        self._entries: OrderedDict = OrderedDict()
+        self.total_bytes = 0
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.total_bytes = 0
+
+    def get(self, stream_bytes, **unpack_kwargs) -> np.ndarray:
+        unknown = set(unpack_kwargs) - set(_UNPACK_DEFAULTS) - set(_UNPACK_REQUIRED)
+        if unknown:
+            raise TypeError(f"WeightCache.get: unknown unpack parameters {sorted(unknown)}")
+        params = dict(_UNPACK_DEFAULTS)
+        params.update(unpack_kwargs)
+        if isinstance(stream_bytes, np.ndarray):
+            stream = _as_uint8(stream_bytes).tobytes()
+        else:
+            stream = bytes(stream_bytes)
+        key = (stream, tuple(sorted((k, int(v)) for k, v in params.items())))
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+        self.misses += 1
+        need = weight_stream_length(**params)
+        w = unpack_weights(decode_mlw(stream, max_values=need), **params)
+        w.flags.writeable = False
+        size = len(stream) + w.nbytes
+        if size <= self.max_bytes:
+            self._entries[key] = w
+            self.total_bytes += size
+            while self.total_bytes > self.max_bytes:
+                (old_stream, _), old_w = self._entries.popitem(last=False)
+                self.total_bytes -= len(old_stream) + old_w.nbytes
+        return w

@@ -1,0 +1,383 @@
+"""Builds a board from its spec, places the program image, loads the firmware and runs the simulation.
+
+``Platform(spec, model=...)`` walks the validated ``BoardSpec``: RAM regions at their non-secure and secure
+windows, devices at theirs, the interrupt controller, the Ethos-U with its variant, system config and memory
+mode; it places the model image where the firmware's linker layout puts ``network_model_sec`` and fills the
+boot-info record. ``run()`` loads the firmware image the YAML names (a registered name, the way the FVP
+loads an ``.axf`` with ``-a``), calls it with the bus handle and the boot info, and ends with the FVP's own
+lines: ``Info: /OSCI/SystemC: Simulation stopped by user.`` and the ``[warning ][main@0][<t> ns]`` line, or the
+``Info: Simulation is stopping. Reason: ...`` line of a limit, and ``--stat``'s statistics block.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .bus import AddressMap, Bus, Ram
+from ..boards import layout_firmware
+from ..boards.schema import BoardSpec
+from .cpu import CpuCostModel
+from .devices.stub import StubDevice
+from .devices.system import CortexM55System, InterruptController
+from .devices.uart import CmsdkUart
+from ..errors import ConfigError, FvpError, SimulationStop
+from .port import BusPort
+from .sim import Simulator
+
+# exit statuses of `fvp run`
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_LIMIT = 3
+
+_STOP_MESSAGES = {
+    "cycle_limit": "Cycle limit has been exceeded.",
+    "time_limit": "CPU time has been exceeded.",
+}
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    reason: str
+    message: str
+    sim_time_ps: int
+    cpu_cycles: int
+    wall_seconds: float
+    cpu_seconds: float
+    npu_streams: list = field(default_factory=list)
+    guest_errors: list = field(default_factory=list)
+    layout: dict = field(default_factory=dict)
+
+
+class _Sink:
+    """Where UART output goes: a binary stream (stdout's buffer) or a file."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def write(self, data: bytes) -> None:
+        self.target.write(data)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+
+def _binary_stdout():
+    return getattr(sys.stdout, "buffer", None) or _TextAsBinary(sys.stdout)
+
+
+class _TextAsBinary:
+    def __init__(self, text):
+        self.text = text
+
+    def write(self, data: bytes):
+        self.text.write(data.decode("latin-1"))
+
+    def flush(self):
+        self.text.flush()
+
+
+def _contiguous_groups(regions) -> list[list]:
+    """Regions that follow each other without a gap (in both aliases) and share masters and kind."""
+    groups: list[list] = []
+    for m in sorted(regions, key=lambda r: r.base):
+        if groups:
+            p = groups[-1][-1]
+            same_alias = (p.secure_base is None and m.secure_base is None) or (
+                p.secure_base is not None and m.secure_base is not None and p.secure_base + p.size == m.secure_base)
+            if p.base + p.size == m.base and same_alias and p.masters == m.masters and p.kind == m.kind:
+                groups[-1].append(m)
+                continue
+        groups.append([m])
+    return groups
+
+
+class Platform:
+    def __init__(self, spec: BoardSpec, *, model: bytes | None = None, model_name: str | None = None,
+                 args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
+                 host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
+                 strict: bool | None = None, quiet_guest: bool = False, console=None):
+        self.spec = spec
+        # input files the command line names are read first, bounded by the board's largest memory (fvp.host.inputs):
+        # one that cannot fit is refused before anything is opened or written
+        from ..host.inputs import memory_limit, preload_inputs, refuse_inputs_for_bundled
+
+        refuse_inputs_for_bundled(model, (args or {}).get("inputs"))
+        read_limit = memory_limit(spec)
+        host_files = preload_inputs((args or {}).get("inputs") or [], host_cwd, read_limit)
+        self.console = console  # a binary stream that receives the UART output instead of out_file
+        self.out = out  # text stream for the simulator's own lines (default stdout)
+        self.guest_errors: list[str] = []
+        self.quiet_guest = quiet_guest
+        self.strict = spec.simulation.strict if strict is None else strict
+        cyc = cycle_limit if cycle_limit is not None else spec.simulation.cycle_limit
+        tl = time_limit if time_limit is not None else spec.simulation.time_limit
+        self.sim = Simulator(spec.cpu.clock_hz, cycle_limit=cyc, time_limit_s=tl)
+        self.cpu = CpuCostModel(self.sim, spec.cpu.costs)
+        self.nvic = InterruptController()
+        self.amap = AddressMap()
+        self.rams: dict[str, Ram] = {}
+        for group in _contiguous_groups(spec.memory.values()):
+            # adjacent regions with the same masters (ISRAM0 + ISRAM1) form one contiguous memory: an access
+            # or a DMA may cross from one bank into the next, as on the real bus
+            first = group[0]
+            name = "+".join(m.name for m in group)
+            size = sum(m.size for m in group)
+            ram = Ram(name, size, first.masters, first.kind)
+            for m in group:
+                self.rams[m.name] = ram
+            self.amap.add(first.base, size, ram, name, first.masters, secure=False)
+            if first.secure_base is not None:
+                self.amap.add(first.secure_base, size, ram, name, first.masters, secure=True)
+        self.bus = Bus(self.amap)
+        self.devices: dict = {}
+        self._uart_files = []
+        for d in spec.devices.values():
+            dev = self._make_device(d)
+            self.devices[d.name] = dev
+            self.amap.add(d.base, d.size, dev, d.name, {"cpu"})
+            if d.secure_base is not None:
+                self.amap.add(d.secure_base, d.size, dev, d.name, {"cpu"}, secure=True)
+
+        # program image and firmware layout
+        self.model = model
+        self.layout = layout_firmware(spec, model_size=len(model) if model is not None else 0)
+        if model is not None:
+            addr, size = self.layout["model"]
+            self.bus.view(addr, size, "cpu")[:] = memoryview(model)
+        for data, addr in data_files:
+            try:
+                self.bus.view(addr, len(data), "cpu")[:] = memoryview(data)
+            except FvpError as e:
+                raise ConfigError(f"--data @0x{addr:x}: {e}") from None
+        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd,
+                            read_limit=read_limit, host_files=host_files)
+        self.boot_info = self._boot_info(model_name, args or {})
+
+    # ------------------------------------------------------------------ construction
+    def _make_device(self, d):
+        p = d.props
+        if d.type == "cmsdk_uart":
+            target = p.get("out_file", "-")
+            if self.console is not None:
+                sink = _Sink(self.console)
+            elif target in ("-", "", None):
+                sink = _Sink(_binary_stdout())
+            else:
+                from ..host.outputs import open_output  # a board file may not replace files or write anywhere
+
+                f = open_output(self.spec, f"devices.{d.name}.out_file", target)
+                self._uart_files.append(f)
+                sink = _Sink(f)
+            return CmsdkUart(d.name, sink, shutdown_on_eot=p.get("shutdown_on_eot", True),
+                             shutdown_tag=p.get("shutdown_tag"), unbuffered=p.get("unbuffered_output", False),
+                             guest_error=self._guest_error)
+        if d.type == "stub":
+            return StubDevice(d.name, p.get("read_value", 0), note=self._stub_access)
+        if d.type == "cortex-m55-system":
+            return CortexM55System(d.name, lambda: self.sim.cpu_cycles, self.nvic, guest_error=self._guest_error)
+        if d.type == "ethos-u":
+            from .npu.arch import get_arch
+            from .npu.device import EthosU
+
+            npu = self.spec.npu
+            if npu is None or npu.device != d.name:
+                return StubDevice(d.name)
+            return EthosU(d.name, get_arch(npu.variant), self.bus, self.sim, self.nvic.raise_irq, int(d.irq),
+                          system_config=npu.system_config, memory_mode=npu.memory_mode, timing=npu.timing,
+                          engine=npu.engine, max_commands=npu.max_commands, diagnostic=self._npu_diagnostic,
+                          guest_error=self._guest_error, timing_params=npu.timing_params)
+        raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
+
+    def _boot_info(self, model_name: str | None, args: dict) -> dict:
+        spec = self.spec
+        fw = spec.firmware
+        npu_dev = spec.devices.get(spec.npu.device) if spec.npu else None
+        uart = next((d for d in spec.devices.values() if d.type == "cmsdk_uart"), None)
+        system = next((d for d in spec.devices.values() if d.type == "cortex-m55-system"), None)
+        from .npu.arch import get_arch
+
+        arch = get_arch(spec.npu.variant) if spec.npu else None
+        model_info = None
+        if self.model is not None:
+            addr, size = self.layout["model"]
+            model_info = {"address": addr, "size": size, "name": model_name or ""}
+        pools = {name: {"address": a, "size": s, "region": fw.pools[name].region}
+                 for name, (a, s) in self.layout.items() if name != "model"}
+        return {
+            "board": spec.name,
+            "cpu": {"type": spec.cpu.type, "clock_hz": spec.cpu.clock_hz},
+            "memory": {m.name: {"base": m.base, "secure_base": m.secure_base, "size": m.size,
+                                "masters": sorted(m.masters)} for m in spec.memory.values()},
+            "console": {"base": (uart.secure_base or uart.base)} if uart else None,
+            "system": {"base": system.base} if system else None,
+            "npu": None if npu_dev is None else {
+                "base": npu_dev.secure_base or npu_dev.base, "irq": int(npu_dev.irq), "variant": spec.npu.variant,
+                "macs_per_cc": arch.macs_per_cc_log2, "product": arch.product,
+                "qconfig": spec.npu.memory_mode.qconfig, "regioncfg": list(spec.npu.memory_mode.regioncfg),
+                "memory_mode": spec.npu.memory_mode.name, "system_config": spec.npu.system_config.name,
+                "clock_hz": spec.npu.system_config.core_clock_hz,
+            },
+            "firmware": {"runtime": fw.runtime, "allocator": fw.allocator, "options": dict(fw.options)},
+            "model": model_info,
+            "pools": pools,
+            "args": {k: v for k, v in args.items() if k != "cmdline"},
+        }
+
+    # ------------------------------------------------------------------ diagnostics
+    def _guest_error(self, message: str) -> None:
+        """The firmware misused the hardware: a warning with the simulated time, a failure in strict mode."""
+        self.guest_errors.append(message)
+        if self.strict:
+            raise SimulationStop("guest_error", message)
+        if not self.quiet_guest:
+            self._say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] guest error: {message}")
+
+    def _stub_access(self, message: str) -> None:
+        # accesses to unmodelled devices are only errors in strict mode (the firmware may probe them)
+        if self.strict:
+            self._guest_error(message)
+
+    def _npu_diagnostic(self, message: str) -> None:
+        npu = self.spec.npu.device if self.spec.npu else "ethosu"
+        if message.startswith("[critical]"):
+            self._say(f"{message} [{npu}@0][{self.sim.now_ps // 1000} ns]")
+        else:
+            self._say(f"[warning ][{npu}@0][{self.sim.now_ps // 1000} ns] {message}")
+
+    def _say(self, line: str) -> None:
+        self._flush_uarts()
+        out = self.out or sys.stdout
+        out.write(line + "\n")
+        out.flush()
+
+    def _flush_uarts(self) -> None:
+        for dev in self.devices.values():
+            if isinstance(dev, CmsdkUart):
+                try:
+                    dev.flush()
+                except SimulationStop:
+                    pass
+
+    # ------------------------------------------------------------------ running
+    def load_firmware(self):
+        """The entry function of the firmware image the board names (a registered name: fvp.boards.firmware_registry)."""
+        from ..boards.firmware_registry import load_entry
+
+        return load_entry(self.spec.firmware.entry)
+
+    def check_firmware_config(self) -> list[str]:
+        """Ask the firmware image whether it accepts its configuration (allocator, runtime, options)."""
+        from ..boards.firmware_registry import load_module
+
+        try:
+            mod = load_module(self.spec.firmware.entry)
+        except ConfigError as e:
+            return [str(e)]
+        check = getattr(mod, "check_config", None)
+        return list(check(self.boot_info)) if check else []
+
+    def run(self, stat: bool = False) -> RunResult:
+        from ..boards import ConfigProblems
+
+        problems = self.check_firmware_config()
+        if problems:
+            raise ConfigProblems(problems)
+        main = self.load_firmware()
+        t0 = time.monotonic()
+        c0 = time.process_time()
+        reason, message, exit_code = "returned", "", EXIT_OK
+        try:
+            rc = main(self.port, self.boot_info)
+            rc = int(rc or 0)
+            reason, message = "exit", str(rc)
+        except SimulationStop as s:
+            reason, message = s.reason, s.message
+        except FvpError as e:
+            reason, message = "error", str(e)
+        except Exception as e:  # a bug in the firmware model: one line, never a traceback (unless FVP_DEBUG)
+            if os.environ.get("FVP_DEBUG"):
+                raise
+            reason, message = "crash", f"{type(e).__name__}: {e}"
+        self._flush_uarts()
+        exit_code = self._trailer(reason, message)
+        result = RunResult(exit_code=exit_code, reason=reason, message=message, sim_time_ps=self.sim.now_ps,
+                           cpu_cycles=self.sim.cpu_cycles, wall_seconds=time.monotonic() - t0,
+                           cpu_seconds=time.process_time() - c0, npu_streams=self.npu_streams(),
+                           guest_errors=list(self.guest_errors), layout=dict(self.layout))
+        if stat:
+            self._print_stat(result)
+        for f in self._uart_files:
+            f.close()
+        return result
+
+    def npu_streams(self) -> list:
+        return [rec for dev in self.devices.values() for rec in getattr(dev, "streams", [])]
+
+    def _trailer(self, reason: str, message: str) -> int:
+        t_ns = self.sim.now_ps // 1000
+        say = self._say
+        if reason == "user" or (reason == "exit" and message == "0"):
+            say("")
+            say("Info: /OSCI/SystemC: Simulation stopped by user.")
+            say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
+            return EXIT_OK
+        if reason in _STOP_MESSAGES:
+            say("")
+            say(f"Info: Simulation is stopping. Reason: {_STOP_MESSAGES[reason]}")
+            say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
+            return EXIT_LIMIT
+        if reason == "exit":
+            say("")
+            say(f"Info: Simulation is stopping. Reason: the application exited with status {message}.")
+            return EXIT_FAILURE
+        if reason == "returned":
+            say("")
+            say("Info: Simulation is stopping. Reason: the firmware returned without signalling the end (no EOT).")
+            return EXIT_FAILURE
+        if reason == "hard_fault":
+            say(f"Hard fault: {message}")
+            say(f"Info: Simulation is stopping. Reason: the CPU took a hard fault at {t_ns} ns.")
+            return EXIT_FAILURE
+        if reason == "abort":
+            say("")
+            say(f"Info: Simulation is stopping. Reason: the application aborted{': ' + message if message else ''}.")
+            return EXIT_FAILURE
+        if reason == "deadlock":
+            say(f"Info: Simulation is stopping. Reason: {message}.")
+            return EXIT_FAILURE
+        if reason == "guest_error":
+            say(f"[critical] guest error (strict mode): {message}")
+            return EXIT_FAILURE
+        say(f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)")
+        return EXIT_FAILURE
+
+    def _print_stat(self, r: RunResult) -> None:
+        rss = resource.getrusage(resource.RUSAGE_SELF)
+        sim_s = r.sim_time_ps / 1e12
+        perf = sim_s / r.wall_seconds if r.wall_seconds > 0 else 0.0
+        inst = int(self.sim.charged_cpu_cycles * self.spec.cpu.mips_per_mhz)
+        mips = inst / r.wall_seconds / 1e6 if r.wall_seconds > 0 else 0.0
+        npu_cycles = sum(s.npu_cycles for s in r.npu_streams)
+        hw = rss.ru_maxrss * 1024 if sys.platform != "darwin" else rss.ru_maxrss
+        lines = [
+            "",
+            f"--- {self.spec.fvp_name} statistics: " + "-" * max(0, 79 - 19 - len(self.spec.fvp_name)),
+            f"Simulated time                          : {sim_s:.6f}s",
+            f"User time                               : {rss.ru_utime:.6f}s",
+            f"System time                             : {rss.ru_stime:.6f}s",
+            f"Wall time                               : {r.wall_seconds:.6f}s",
+            f"Performance index                       : {perf:.2f}",
+            f"cpu0                                    : {mips:8.2f} MIPS ({inst:12d} Inst)",
+            f"{(self.spec.npu.device if self.spec.npu else 'ethosu'):<40}: {npu_cycles} NPU cycles in "
+            f"{len(r.npu_streams)} command streams",
+            f"Memory highwater mark                   : 0x{hw:x} bytes ( {hw / 1e9:.3f} GB )",
+            "-" * 79,
+        ]
+        for line in lines:
+            self._say(line)

@@ -1,0 +1,92 @@
+"""Simulated time, clock domains, the event queue and the run limits (the FVP's ``--cyclelimit``/``--timelimit``).
+
+Time is an integer number of picoseconds. The CPU advances time only by charging cycles of work (the CPU cost
+model) or by sleeping in ``wait_for_interrupt`` until the next event; devices schedule events (the NPU's
+completion IRQ) at absolute times. Simplified: one CPU, no bus contention between CPU and NPU, events fire in
+time order with ties broken by scheduling order, so runs are deterministic.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time as _time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import SimulationStop
+
+PS_PER_S = 10 ** 12
+
+
+@dataclass(frozen=True)
+class ClockDomain:
+    name: str
+    hz: int
+
+    def cycles_to_ps(self, cycles: float) -> int:
+        return int(round(cycles * PS_PER_S / self.hz))
+
+    def ps_to_cycles(self, ps: int) -> int:
+        return (ps * self.hz) // PS_PER_S
+
+
+class Simulator:
+    """The event queue and the clock. ``stop()`` reasons map to the FVP's stop messages in ``platform``."""
+
+    def __init__(self, cpu_clock_hz: int, cycle_limit: int | None = None, time_limit_s: float | None = None):
+        self.cpu = ClockDomain("cpu", cpu_clock_hz)
+        self.now_ps = 0
+        self._events: list = []
+        self._seq = 0
+        self.cycle_limit = cycle_limit
+        self.time_limit_s = time_limit_s
+        self.wall_start = _time.monotonic()
+        self._frac_cycles = 0.0
+        self.charged_cpu_cycles = 0.0  # cycles of work the CPU did (not sleeping)
+
+    # ---- time
+    @property
+    def cpu_cycles(self) -> int:
+        """The CPU cycle counter (runs while the CPU sleeps too, like DWT CYCCNT)."""
+        return self.cpu.ps_to_cycles(self.now_ps)
+
+    def charge_cpu(self, cycles: float) -> None:
+        """The CPU worked for ``cycles``: advance time, fire due events, enforce the limits."""
+        if cycles <= 0:
+            return
+        self.charged_cpu_cycles += cycles
+        total = self._frac_cycles + cycles
+        whole = int(total)
+        self._frac_cycles = total - whole
+        if whole:
+            self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+
+    def advance_to(self, t_ps: int) -> None:
+        while self._events and self._events[0][0] <= t_ps:
+            when, _, fn = heapq.heappop(self._events)
+            self.now_ps = max(self.now_ps, when)
+            fn()
+        self.now_ps = max(self.now_ps, t_ps)
+        self.check_limits()
+
+    def check_limits(self) -> None:
+        if self.cycle_limit is not None and self.cpu_cycles > self.cycle_limit:
+            raise SimulationStop("cycle_limit")
+        if self.time_limit_s is not None and _time.monotonic() - self.wall_start > self.time_limit_s:
+            raise SimulationStop("time_limit")
+
+    # ---- events
+    def schedule(self, at_ps: int, fn: Callable[[], None]) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (max(at_ps, self.now_ps), self._seq, fn))
+
+    def run_next_event(self) -> bool:
+        """Sleep until the next event and fire it (and any at the same time). False if there is none."""
+        if not self._events:
+            return False
+        self.advance_to(self._events[0][0])
+        return True
+
+    @property
+    def wall_seconds(self) -> float:
+        return _time.monotonic() - self.wall_start
