@@ -28,8 +28,7 @@ from .executorch import log
 from .executorch.bundled import VALUE_KINDS, is_bundled, load_bundled
 from .executorch.error import Error, RuntimeFailure
 from .executorch.ethosu_backend import EthosUBackend
-from .executorch.kernels import KERNELS
-from .executorch.kernels.signatures import unboxed
+from .executorch.kernels import REGISTRY
 from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
 from .executorch.method import Method, RtTensor
 from .executorch.perf_monitor import PerfMonitor
@@ -41,8 +40,9 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 # The tutorial's program as compiled for the Ethos-U55-128 (the default board; the tutorial log's figures);
 # the other NPU configurations have the same model compiled for them in ``models/addint_<variant>.pte``.
 EMBEDDED_NAME = "addint_u55.pte"
-# the kernels as the runtime registers them: behind the unboxing wrappers that check each argument's EValue tag
-RUNTIME_KERNELS = unboxed(KERNELS)
+# the kernels as the runtime registers them (the operator registry, executorch/kernels/registry.py): each behind
+# the unboxing wrapper that checks its arguments' EValue tags against the types declared with the kernel
+RUNTIME_KERNELS = REGISTRY.unboxed()
 
 _OPTIONS = {
     "inferences": "number of inferences (ET_NUM_INFERENCES), an integer from 1 to 100000",

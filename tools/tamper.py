@@ -79,7 +79,7 @@ def vela_output_records(image: bytes) -> list[dict]:
 
 def double_used_as_float(image: bytes) -> list[int]:
     """Indices of Double EValues some kernel reads as a ``float`` (toDouble) argument."""
-    from firmware.executorch.kernels.signatures import SIGNATURES
+    from firmware.executorch.kernels import SIGNATURES
 
     kinds = {i: k for i, k, _ in evalue_tags(image)}
     found = []

@@ -1,4 +1,4 @@
-"""The Cortex-M backend kernels (``firmware/executorch/kernels/cortex_m.py``) against ExecuTorch's own references.
+"""The Cortex-M backend kernels (``firmware/executorch/kernels/cortex_m/``) against ExecuTorch's own references.
 
 ``tests/data/cortex_m/refs.npz`` holds cases computed by the Python reference implementations of the
 ``cortex_m::*`` operators in the toolchain venv (``make_refs.py`` there). The kernels follow the C++/CMSIS-NN
@@ -17,7 +17,9 @@ import pytest
 from firmware.executorch import log
 from firmware.executorch.error import Error, RuntimeFailure
 from firmware.executorch.kernels import KERNELS
-from firmware.executorch.kernels import cortex_m as cm
+from firmware.executorch.kernels.cortex_m.elementwise import elementwise_add_s8
+from firmware.executorch.kernels.cortex_m.fixed_point import divide_by_power_of_two, requantize
+from firmware.executorch.kernels.cortex_m.softmax import softmax_rows
 from testutil import DATA, KernelHarness
 
 REFS = np.load(DATA / "cortex_m" / "refs.npz")
@@ -194,7 +196,7 @@ def test_softmax_uniform_and_extreme_rows():
     mult, shift, dmin = 1077952640, 19, -3968  # CMSIS-NN's own softmax test parameters
     rows = np.array([[5] * 8, [127, -128, -128, -128, -128, -128, -128, -128], [-128] * 7 + [127],
                      [0, 1, 2, 3, 4, 5, 6, 7]], np.int8)
-    got = cm.softmax_rows(rows, mult, shift, dmin)
+    got = softmax_rows(rows, mult, shift, dmin)
     want = np.array([scalar_softmax(r, mult, shift, dmin) for r in rows])
     np.testing.assert_array_equal(got, want)
     assert (got[0] == -128 + 256 // 8).all()  # eight equal inputs: 1/8 each
@@ -215,20 +217,20 @@ def test_requantize_matches_integer_formula():
                                                                     -(5 << 20), 1 << 30]])
     for s in (-31, -20, -7, -1, 0, 1, 3, 12, 30):
         for m in (1 << 30, 1073741823, 2147483647, 1518500250, -1518500250):
-            got = cm.requantize(vals, m, s)
+            got = requantize(vals, m, s)
             want = [_requant_big(int(v), m, s) for v in vals]
             assert got.tolist() == want, (s, m)
 
 
 def test_rounding_divide_halves_away_from_zero():
-    assert cm.divide_by_power_of_two(np.array([5, -5, 6, -6, 7, -7]), 1).tolist() == [3, -3, 3, -3, 4, -4]
-    assert cm.divide_by_power_of_two(np.array([2, -2, 3, -3]), 2).tolist() == [1, -1, 1, -1]
+    assert divide_by_power_of_two(np.array([5, -5, 6, -6, 7, -7]), 1).tolist() == [3, -3, 3, -3, 4, -4]
+    assert divide_by_power_of_two(np.array([2, -2, 3, -3]), 2).tolist() == [1, -1, 1, -1]
 
 
 def test_add_left_shift_overflow_wraps_like_int32():
     # a positive output shift left-shifts the summed operands in 32 bits; the kernel wraps there as the C does
     x = np.array([127, -128, 100], np.int8)
-    got = cm.elementwise_add_s8(x, x, 0, 1 << 30, 0, 0, 1 << 30, 0, 20, 0, 1 << 30, 5, -128, 127)
+    got = elementwise_add_s8(x, x, 0, 1 << 30, 0, 0, 1 << 30, 0, 20, 0, 1 << 30, 5, -128, 127)
     v = [_requant_big(int(a) << 20, 1 << 30, 0) * 2 for a in x]
     want = [max(-128, min(127, _requant_big(t, 1 << 30, 5))) for t in v]
     assert got.tolist() == want
@@ -266,12 +268,12 @@ def test_conv_1xn_right_edge_of_a_valid_convolution():
     out = h.tensor(np.zeros((1, 3, 1, 4), np.int8), True)
     got = h.call("cortex_m::quantized_conv2d.out", _conv_args(h, x, w, None, [1, 2], [0, 0], [1, 1]), out)
     acc = _plain_conv(x, w, 2, 0, 0, 4)
-    plain = np.clip(cm.requantize(acc, 1 << 30, -4), -128, 127)
+    plain = np.clip(requantize(acc, 1 << 30, -4), -128, 127)
     np.testing.assert_array_equal(got[:, :, 0, :3], plain[:, :, :3])
     x_pad = x.copy()
     x_pad[..., 8] = 0  # the tap at input column 8 reads padding instead
     acc_quirk = _plain_conv(x_pad, w, 2, 0, 0, 4)
-    np.testing.assert_array_equal(got[:, :, 0, 3], np.clip(cm.requantize(acc_quirk, 1 << 30, -4), -128, 127)[:, :, 3])
+    np.testing.assert_array_equal(got[:, :, 0, 3], np.clip(requantize(acc_quirk, 1 << 30, -4), -128, 127)[:, :, 3])
 
 
 def test_conv_1xn_padding_it_cannot_place_fails():

@@ -105,7 +105,7 @@ def test_int_list_item_retyped_aborts(tmp_path):
 def test_every_kernel_has_a_signature_and_the_corpus_fits_them():
     from firmware.executorch.bundled import is_bundled, load_bundled
     from firmware.executorch.kernels import KERNELS
-    from firmware.executorch.kernels.signatures import SIGNATURES, check_arguments
+    from firmware.executorch.kernels import SIGNATURES, check_arguments
     from firmware.executorch.method import RtTensor
     from firmware.executorch.program import load_program
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..error import Error, RuntimeFailure
 from ._util import out_tensor, tensor, wrap32, write_out
+from .registry import kernel
 
 
 def _params(args):
@@ -67,6 +68,7 @@ def _quantize_helium(x: np.ndarray, inv: np.float32, zp: int, qmin: int, qmax: i
     return np.clip(v, qmin, qmax)
 
 
+@kernel("cortex_m::quantize_per_tensor.out", "T,f,i,i,i,i")
 def quantize_per_tensor(ctx, args):
     """``cortex_m::quantize_per_tensor.out``: Helium blocks, then the scalar tail (see the module docstring)."""
     x = tensor(args[0], "input").array(ctx.bus)
@@ -84,6 +86,7 @@ def quantize_per_tensor(ctx, args):
     return out
 
 
+@kernel("quantized_decomposed::quantize_per_tensor.out", "T,f,i,i,i,i")
 def quantize_per_tensor_portable(ctx, args):
     """``quantized_decomposed::quantize_per_tensor.out``: ``(int64)((float)zp + nearbyint(x * inv_scale))``
     (float32 sum), clamp to [qmin, qmax]; any integer out dtype (int32 too)."""
@@ -99,6 +102,8 @@ def quantize_per_tensor_portable(ctx, args):
     return out
 
 
+@kernel("cortex_m::dequantize_per_tensor.out", "T,f,i,i,i,i")
+@kernel("quantized_decomposed::dequantize_per_tensor.out", "T,f,i,i,i,i,i?")
 def dequantize_per_tensor(ctx, args):
     q = tensor(args[0], "input").array(ctx.bus)
     scale, zp, _, _ = _params(args)
@@ -108,6 +113,7 @@ def dequantize_per_tensor(ctx, args):
     return out
 
 
+@kernel("quantized_decomposed::dequantize_per_channel.out", "T,T,T?,i,i,i,i,i?")
 def dequantize_per_channel(ctx, args):
     """``quantized_decomposed::dequantize_per_channel.out(input, scales, zero_points?, axis, quant_min,
     quant_max, dtype, *, out_dtype?, out)`` (kernels/quantized/cpu/op_dequantize.cpp): per index ``c`` along
@@ -134,11 +140,3 @@ def dequantize_per_channel(ctx, args):
     write_out(ctx, out, (d.astype(np.float64) * scales.reshape(shape)).astype(np.float32), "dequantize_per_channel")
     return out
 
-
-QUANTIZED_KERNELS = {
-    "quantized_decomposed::dequantize_per_channel.out": dequantize_per_channel,
-    "cortex_m::quantize_per_tensor.out": quantize_per_tensor,
-    "cortex_m::dequantize_per_tensor.out": dequantize_per_tensor,
-    "quantized_decomposed::quantize_per_tensor.out": quantize_per_tensor_portable,
-    "quantized_decomposed::dequantize_per_tensor.out": dequantize_per_tensor,
-}

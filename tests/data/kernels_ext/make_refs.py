@@ -1,4 +1,5 @@
-"""Reference outputs for tests/firmware/test_kernels_ext.py, computed by PyTorch (the toolchain venv).
+"""Reference outputs for the portable kernel tests (tests/firmware/test_kernels_*.py, read
+through ``kernels_common.ref``/``want``), computed by PyTorch (the toolchain venv).
 
 Run with the optional toolchain (never a test dependency):
     /work/et-venv/bin/python tests/data/kernels_ext/make_refs.py

@@ -1,10 +1,10 @@
-"""CPU kernels: exact float32 formulas of the quantize/dequantize kernels; a missing kernel fails the load."""
+"""The quantize/dequantize kernels (``kernels/quantized.py``): their exact float32 (and double) formulas."""
 
 import numpy as np
 
 from firmware.executorch.kernels.quantized import dequantize_per_tensor, quantize_per_tensor
 from firmware.executorch.method import RtTensor
-from testutil import CORPUS, run_fvp
+from kernels_common import Harness
 
 
 class _Bus:
@@ -100,12 +100,15 @@ def test_dequantize_matches_the_cortex_m_formula():
     assert dst.array(bus).tobytes() == expect.tobytes()
 
 
-def test_missing_kernel_fails_the_load_naming_the_operator(tmp_path):
-    data = (CORPUS / "add_fp_cpu.pte").read_bytes()
-    assert data.count(b"aten::add") == 1
-    p = tmp_path / "renamed.pte"
-    p.write_bytes(data.replace(b"aten::add", b"aten::adz"))
-    rc, out, err = run_fvp("run", p)
-    assert rc == 1
-    assert [l for l in out.splitlines() if l.startswith("E ") and l.endswith("Missing operator: [0] aten::adz.out")]
-    assert "Loading of method forward failed with status 0x14" in out
+def test_dequantize_per_channel_in_double():
+    """``(q - zp[c]) * scale[c]`` along ``axis``, computed in double and narrowed to float (op_dequantize.cpp)."""
+    h = Harness()
+    q = np.array([[[-127, 5], [3, 127]], [[0, -1], [64, 2]]], np.int8)  # (2, 2, 2), axis 1
+    scales = np.array([0.1, 0.003], np.float32)
+    zps = np.array([0, -3], np.int64)
+    out = h.tensor(shape=q.shape)
+    h.call("quantized_decomposed::dequantize_per_channel.out",
+           [h.tensor(q), h.tensor(scales), h.tensor(zps), 1, -127, 127, 1, None, out, out])
+    exp = (q.astype(np.float64) - zps.reshape(1, 2, 1)) * scales.astype(np.float64).reshape(1, 2, 1)
+    exp = exp.astype(np.float32)
+    np.testing.assert_array_equal(out.array(h.bus), exp)
