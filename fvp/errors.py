@@ -20,6 +20,14 @@ class ConfigError(FvpError):
     """A board description or an override is invalid. ``str()`` is one line naming file, key, value."""
 
 
+class ConfigProblems(ConfigError):
+    """One or more problems, one line each (``str()`` joins them with newlines)."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
 class ModelError(FvpError):
     """The model file given on the command line cannot be used (missing, unreadable)."""
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from fvp.host.cli import main as cli_main  # noqa: E402
 from fvp.boards import ConfigProblems, load_board  # noqa: E402
 from fvp.errors import ConfigError, FvpError  # noqa: E402
-from fvp.machine.platform import Platform  # noqa: E402
+from fvp.host import session  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "corpus"
 SEEDS = ["add_q.pte", "addint_u55.pte", "add_fp_cpu.pte", "softmax_fp_cpu.pte", "add_u55-128.bpte",
@@ -84,10 +84,10 @@ def run_program(image: bytes, overrides=()) -> Outcome:
     uart = io.BytesIO()
     t = time.monotonic()
     try:
-        p = Platform(spec, model=image, model_name="fuzz", args={}, out=out, quiet_guest=True,
-                     time_limit=CASE_WALL_LIMIT_S, console=uart)
+        p = session.build(spec, model=image, model_name="fuzz", args={}, out=out, quiet_guest=True,
+                          time_limit=CASE_WALL_LIMIT_S, console=uart)
         with contextlib.redirect_stderr(notes):
-            r = p.run()
+            r = session.run(p)
     except (ConfigError, FvpError) as e:
         return Outcome("clean_failure", type(e).__name__ + ": " + str(e).splitlines()[0][:100], time.monotonic() - t)
     except Exception as e:  # noqa: BLE001 - this is what the fuzzer looks for

@@ -217,7 +217,7 @@ def load_cache(cache: Path = CACHE) -> dict:
 
 def run_ours(path: Path, label_overrides=()):
     """Run a program on the board of its compile specs; returns (board spec, [StreamRecord])."""
-    from fvp.machine.platform import Platform
+    from fvp.host import session
     from fvp.host.program_board import resolve
 
     model = path.read_bytes()
@@ -228,8 +228,8 @@ def run_ours(path: Path, label_overrides=()):
     os.close(fd)
     try:
         spec = res.load([f"devices.uart0.out_file={log}"])
-        platform = Platform(spec, model=model, model_name=path.name, out=io.StringIO(), quiet_guest=True)
-        result = platform.run()
+        platform = session.build(spec, model=model, model_name=path.name, out=io.StringIO(), quiet_guest=True)
+        result = session.run(platform)
     finally:
         os.unlink(log)
     return spec, list(result.npu_streams)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ConfigProblems
 from . import schema as S
 
 NPU_VARIANTS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u65-512")
@@ -32,8 +32,6 @@ def _require(d: dict, key: str, path: str, where, problems) -> bool:
 
 
 def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str]) -> S.BoardSpec:
-    from .loader import ConfigProblems
-
     problems: list[str] = []
     board = raw.get("board", {}) or {}
 
@@ -243,7 +241,6 @@ def layout_firmware(spec: S.BoardSpec, model_size: int) -> dict:
     Returns ``{name: (address, size)}`` (``model`` included). Raises ``ConfigProblems`` when something does not
     fit or two placements overlap ("region DDR overflowed" in the linker's words).
     """
-    from .loader import ConfigProblems
 
     fw = spec.firmware
     where = lambda p: spec.provenance.get(p) or spec.provenance.get(p.rpartition('.')[0]) or (spec.files[0] if spec.files else "<board>")

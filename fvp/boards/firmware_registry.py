@@ -7,16 +7,13 @@ plugins register through the package entry-point group ``fvp.firmware``::
     [project.entry-points."fvp.firmware"]
     my_runner = "my_package.runner:main"
 
-Only the module a registered name points at is ever imported. The historical spelling of the shipped board,
+Only the module a registered name points at is ever imported (by ``fvp.host.firmware_image``, the one loader);
+this module only knows the names, so that a board is checked without importing anything. The historical spelling of the shipped board,
 ``firmware.arm_executor_runner:main``, is accepted as a synonym of ``arm_executor_runner`` because it is that
 registered image's own target; no other ``module:function`` is.
 """
 
 from __future__ import annotations
-
-import importlib
-
-from ..errors import ConfigError
 
 GROUP = "fvp.firmware"
 BUILTIN = {"arm_executor_runner": "firmware.arm_executor_runner:main",
@@ -64,27 +61,3 @@ def resolve(name) -> tuple[str, str]:
 def check_name(value) -> str:
     """Schema checker for ``firmware.entry``: returns the registered name."""
     return resolve(value)[0]
-
-
-def load_module(name: str):
-    """The module of the registered firmware image ``name``."""
-    try:
-        _, target = resolve(name)
-    except ValueError as e:
-        raise ConfigError(f"firmware.entry: {e}") from None
-    mod_name = target.partition(":")[0]
-    try:
-        return importlib.import_module(mod_name)
-    except ImportError as e:
-        raise ConfigError(f"firmware.entry: cannot load firmware image {name!r} ({target}): {e}") from None
-
-
-def load_entry(name: str):
-    """The entry function (``main(bus, boot_info)``) of the registered firmware image ``name``."""
-    mod = load_module(name)
-    _, target = resolve(name)
-    func = target.partition(":")[2] or "main"
-    fn = getattr(mod, func, None)
-    if not callable(fn):
-        raise ConfigError(f"firmware.entry: firmware image {name!r} ({target}) has no function {func!r}")
-    return fn

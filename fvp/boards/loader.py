@@ -17,21 +17,15 @@ from typing import Any, Iterable
 
 import yaml
 
-from ..errors import ConfigError
+from ..bounded_read import read_text
+from ..errors import ConfigError, ConfigProblems
 from . import schema as S
+from .build import build_spec
 from . import yaml_safe
 from .fvp_params import translate_fvp_param
 
 CONFIG_DIR = Path(__file__).resolve().parent  # the board files live beside the code that reads them
 DEFAULT_BOARD = "default"
-
-
-class ConfigProblems(ConfigError):
-    """One or more problems, one line each (``str()`` joins them with newlines)."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
 
 
 def available_boards() -> list[str]:
@@ -80,7 +74,7 @@ def _display(path: Path) -> str:
 
 
 def _read_yaml(path: Path) -> dict:
-    from ..host.inputs import read_text  # bounded: a board file is text, not a stream without end
+    # bounded (read_text): a board file is text, not a stream without end
 
     try:
         text = read_text(path, label=_display(path), kind="board file").decode("utf-8")
@@ -320,8 +314,6 @@ def _blame_overrides(problems: list[str], name_or_path, overrides: list[str], fv
 
 
 def _load_board(name_or_path, overrides: list, fvp_flavour: str) -> S.BoardSpec:
-    from .build import build_spec  # local import: build depends on this module's helpers
-
     path = find_board(name_or_path)
     prov: dict = {}
     merged = load_layers(path, prov)

@@ -58,11 +58,10 @@ def gemm_macs_per_second(repeat: int = 5) -> float:
 
 
 def _run_once(spec, model: bytes, name: str):
-    from ..machine.platform import Platform
+    from . import session
 
-    p = Platform(spec, model=model, model_name=name, args={}, out=io.StringIO(), quiet_guest=True)
-    r = p.run()
-    return r
+    p = session.build(spec, model=model, model_name=name, args={}, out=io.StringIO(), quiet_guest=True)
+    return session.run(p)
 
 
 def child_main(argv) -> int:

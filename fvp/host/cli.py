@@ -16,9 +16,9 @@ import sys
 from .. import __version__
 from .cli_args import OneLineParser, cycles, seconds
 from ..boards import ConfigProblems, available_boards, board_for_target, load_board
-from .entry import guarded
+from .entry import EXIT_USAGE, guarded
 from ..errors import ConfigError
-from ..machine.platform import EXIT_USAGE, Platform
+from . import session
 
 def _add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> None:
     if multiple:
@@ -128,7 +128,8 @@ def _parse_data(items, spec=None) -> list:
             address = int(addr, 0)
         except ValueError:
             raise ConfigProblems([f"--data {item}: {addr!r} is not an address"]) from None
-        from .inputs import memory_limit, read_input
+        from ..bounded_read import read_input
+        from .inputs import memory_limit
 
         out.append((read_input(path, memory_limit(spec, address) if spec is not None else 1 << 32,
                                label=f"--data {item}", why=f"it must fit the memory at 0x{address:08x}"), address))
@@ -164,10 +165,10 @@ def cmd_run(args) -> int:
 
         check_trace_path(args.trace)
     run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded}
-    platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=_parse_data(args.data, spec),
-                        cycle_limit=args.cyclelimit, time_limit=args.timelimit,
-                        strict=True if args.strict else None)
-    result = platform.run(stat=args.stat)
+    platform = session.build(spec, model=model, model_name=model_name, args=run_args,
+                             data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
+                             time_limit=args.timelimit, strict=True if args.strict else None)
+    result = session.run(platform, stat=args.stat)
     if args.profile or args.trace:
         from .report import print_profile, write_trace
 

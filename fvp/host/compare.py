@@ -103,7 +103,8 @@ def split_label(label: str) -> tuple:
 def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit: float | None = None) -> BoardRun:
     """Run ``model`` on the board ``label`` (a board name or YAML path, optionally ``,key=value`` overrides;
     ``target:ethos-u55-256`` picks a target's default board) with the UART captured; never prints."""
-    from ..machine.platform import Platform
+    from . import session
+    from .firmware_image import firmware_image
     from .program_board import resolve
 
     name, own = split_label(label)
@@ -124,12 +125,13 @@ def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit
     os.close(fd)
     try:
         spec = res.load([f"devices.uart0.out_file={log_path}"])
-        platform = Platform(spec, model=model, model_name=model_name, out=io.StringIO(), quiet_guest=True,
-                            time_limit=timelimit)
-        problems = platform.check_firmware_config()
+        platform = session.build(spec, model=model, model_name=model_name, out=io.StringIO(), quiet_guest=True,
+                                 time_limit=timelimit)
+        image = firmware_image(spec)
+        problems = image.check_config(platform.boot_info)
         if problems:
             raise ConfigError("; ".join(problems))
-        result = platform.run()
+        result = session.run(platform, image.main)
         with open(log_path, "r", encoding="utf-8", errors="replace") as f:
             text = f.read()
     finally:

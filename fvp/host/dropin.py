@@ -34,7 +34,7 @@ from .. import __version__
 from .cli_args import cycles, seconds
 from ..boards import ConfigProblems, load_board
 from .entry import guarded
-from ..machine.platform import Platform
+from . import session
 
 FLAVOURS = {
     "u55": {"binary": "FVP_Corstone_SSE-300_Ethos-U55", "board": "corstone-300-ethos-u55-128", "npu": "Ethos-U55",
@@ -119,7 +119,8 @@ def _strip_instance(text: str) -> tuple[str, str]:
 def _read_file(path: str, what: str, board: str | None = None) -> bytes:
     """A file the command line names, bounded (fvp.host.inputs): ``-f`` text by TEXT_LIMIT, a ``--data`` file or a
     program by the largest memory of ``board`` (the placement then checks the address)."""
-    from .inputs import largest_memory, read_input, read_text
+    from ..bounded_read import read_input, read_text
+    from .inputs import largest_memory
 
     if board is None:
         return read_text(path, label=f"{what} {path}")
@@ -339,11 +340,9 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                 "embedded": False}
     if semi:
         run_args["cmdline"] = semi["argv"]
-    platform = Platform(spec, model=model, model_name=model_name, args=run_args, data_files=data_files,
-                        host_cwd=host_cwd, cycle_limit=cycle_limit, time_limit=time_limit)
-    problems = platform.check_firmware_config()
-    if problems:
-        raise ConfigProblems(problems)
+    platform = session.build(spec, model=model, model_name=model_name, args=run_args, data_files=data_files,
+                             host_cwd=host_cwd, cycle_limit=cycle_limit, time_limit=time_limit)
+    image = session.checked_image(platform)
     if not args.quiet:
         npu = spec.npu
         macs = npu.variant.rsplit("-", 1)[-1] if npu else "?"
@@ -355,7 +354,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                + (f"; from its compile specs: {', '.join(notes)}" if notes else "")
                + (f"; {elf_note}" if elf_note else "")]
         print("\n".join(say), flush=True)
-    result = platform.run(stat=args.stat)
+    result = session.run(platform, image.main, stat=args.stat)
     sys.stdout.flush()
     return result.exit_code
 

@@ -13,11 +13,14 @@ import errno
 import os
 import sys
 
-from ..boards import ConfigProblems
-from ..errors import ConfigError, FvpError
+from ..errors import ConfigError, ConfigProblems, FvpError
 
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+# the exit statuses of every command-line entry point (README: "Exit status")
+EXIT_OK = 0
+EXIT_FAILURE = 1  # the program failed (a fatal F line, a fault, a failed verification, a lost output)
+EXIT_USAGE = 2  # bad usage, board or model file
+EXIT_LIMIT = 3  # a simulation limit (--cyclelimit, --timelimit) was reached
+EXIT_INTERRUPTED = 130  # Ctrl-C
 
 
 def error_lines(exc: BaseException) -> list[str]:
@@ -50,7 +53,7 @@ def guarded(prog: str, body, usage_errors: tuple = ()) -> int:
         return getattr(e, "exit_status", EXIT_USAGE)  # an error after the run says its own (a lost output: 1)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as e:  # a simulator bug: one line, never a traceback (unless FVP_DEBUG is set)
         if os.environ.get("FVP_DEBUG"):
             raise

@@ -1,21 +1,71 @@
-"""The firmware image named in the board YAML, loaded by name (the FVP's ``-a app.axf``).
+"""The firmware image named in the board YAML, loaded by name (the FVP's ``-a app.axf``): the one loader.
 
-``fvp`` never imports ``firmware`` statically: the board names a registered image (``fvp.boards.firmware_registry``), and the
-module may also provide ``default_image(variant)`` (the program baked into the image for the board's NPU
-configuration, used when no model is given)
-and ``check_config(boot_info)`` (problems with its own configuration).
+``fvp`` never imports ``firmware`` statically: the board names a registered image (``fvp.boards.firmware_registry``:
+the names a board may use), and this module imports the module that name points at, once per process, and
+hands out what the host needs of it: ``main(bus, boot_info)`` (the entry the machine runs), and optionally
+``check_config(boot_info)`` (problems with its own configuration), ``default_image(variant)`` (the program baked
+into the image for the board's NPU configuration, used when no model is given) and
+``ethosu_command_streams(image)`` (the firmware's program reader, for ``fvp disasm``).
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
+
+from ..boards.firmware_registry import resolve
 from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class FirmwareImage:
+    name: str  # the registered name
+    target: str  # ``module:function``
+    module: object
+
+    @property
+    def main(self):
+        """The entry function (``main(bus, boot_info)``)."""
+        func = self.target.partition(":")[2] or "main"
+        fn = getattr(self.module, func, None)
+        if not callable(fn):
+            raise ConfigError(f"firmware.entry: firmware image {self.name!r} ({self.target}) has no function {func!r}")
+        return fn
+
+    def check_config(self, boot_info: dict) -> list[str]:
+        """The image's own verdict on its configuration (allocator, runtime, options): problems, one line each."""
+        check = getattr(self.module, "check_config", None)
+        return list(check(boot_info)) if check else []
+
+
+_loaded: dict[str, FirmwareImage] = {}
+
+
+def load(name: str) -> FirmwareImage:
+    """The registered firmware image ``name``, its module imported once per process."""
+    try:
+        key, target = resolve(name)
+    except ValueError as e:
+        raise ConfigError(f"firmware.entry: {e}") from None
+    image = _loaded.get(key)
+    if image is None:
+        mod_name = target.partition(":")[0]
+        try:
+            module = importlib.import_module(mod_name)
+        except ImportError as e:
+            raise ConfigError(f"firmware.entry: cannot load firmware image {name!r} ({target}): {e}") from None
+        image = _loaded[key] = FirmwareImage(key, target, module)
+    return image
+
+
+def firmware_image(spec) -> FirmwareImage:
+    """The image the board ``spec`` names."""
+    return load(spec.firmware.entry)
 
 
 def firmware_module(spec):
     """The module of the registered firmware image the board names (never an arbitrary import path)."""
-    from ..boards.firmware_registry import load_module
-
-    return load_module(spec.firmware.entry)
+    return firmware_image(spec).module
 
 
 def default_image(spec) -> tuple[bytes, str]:

@@ -1,6 +1,7 @@
 """Reading the host files a command line names, never more than they can hold.
 
-Every file the simulator reads on the user's behalf goes through ``read_input(path, limit, ...)``: a program
+Every file the simulator reads on the user's behalf goes through ``read_input(path, limit, ...)``
+(``fvp.bounded_read``, shared by the rooms); this module holds the bounds that depend on the board: a program
 (``fvp run MODEL``, the drop-in's ``--data`` and semihosting ``-m``, ``fvp compare``, ``fvp disasm``), a data
 file placed in memory (``--data FILE@ADDRESS``), an input tensor (``-i``, read by the firmware through
 semihosting), a parameter file (``-f``) or a board file. The bound is what the file can be:
@@ -11,9 +12,8 @@ semihosting), a parameter file (``-f``) or a board file. The bound is what the f
   (from ADDRESS to the end of that memory) or the board's largest memory;
 - text (board YAML, ``-f`` parameter files): ``TEXT_LIMIT``.
 
-A regular file larger than its bound is refused from its size, without reading it; anything else (a pipe, a
-character device such as ``/dev/zero``) is read in chunks until the bound is passed. The refusal is one line
-(``ConfigProblems``, exit status 2). Host memory for one file is at most its bound plus one chunk.
+The host's ``-i`` files are read here before the machine is built (``preload_inputs``); ``-i`` with a bundled
+program is refused (``refuse_inputs_for_bundled``).
 """
 
 from __future__ import annotations
@@ -21,63 +21,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-import stat
 
-from ..boards.loader import ConfigProblems
-from ..units import format_size
-
-TEXT_LIMIT = 4 * 1024 * 1024  # a board YAML or an -f parameter file (the largest shipped board file is ~10 KiB)
-_CHUNK = 1 << 20
-
-
-class InputTooLarge(ConfigProblems):
-    """A file is larger than what it can be (one line, exit status 2)."""
-
-
-def read_input(path, limit: int, *, label: str | None = None, kind: str = "file", why: str = "") -> bytes:
-    """The bytes of ``path`` if there are at most ``limit`` of them; else ``InputTooLarge``.
-
-    Problems are one line starting with ``label`` (default: the path): ``<label>: <kind> not found``,
-    ``<label>: cannot read <kind>: <reason>``, ``<label>: <kind> is larger than <limit> (<why>)``.
-    """
-    label = label or str(path)
-    limit = max(0, int(limit))
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConfigProblems([f"{label}: {kind} not found"]) from None
-    except IsADirectoryError:
-        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
-    except OSError as e:
-        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
-    bound = f"{kind} is larger than {format_size(limit)} ({limit} bytes){': ' + why if why else ''}"
-    with f:
-        try:
-            st = os.fstat(f.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                raise ConfigProblems([f"{label}: is a directory, not a {kind}"])
-            if stat.S_ISREG(st.st_mode):
-                if st.st_size > limit:
-                    raise InputTooLarge([f"{label}: {bound}"])
-                data = f.read(limit + 1)
-            else:  # a pipe or a device: no size to trust, read until EOF or past the bound
-                chunks, n = [], 0
-                while n <= limit:
-                    chunk = f.read(min(_CHUNK, limit + 1 - n))
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    n += len(chunk)
-                if n > limit:
-                    chunks.clear()
-                    raise InputTooLarge([f"{label}: {bound}"])
-                data = b"".join(chunks)
-        except OSError as e:
-            raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
-    if len(data) > limit:  # a regular file that grew while it was read
-        raise InputTooLarge([f"{label}: {bound}"])
-    return data
-
+from ..bounded_read import InputTooLarge, read_input
+from ..errors import ConfigProblems
 
 def preload_inputs(paths, cwd: str | None, limit: int) -> dict:
     """Host path -> bytes of the input files (``-i``) a command line names, each bounded by ``limit`` (the
@@ -171,8 +117,3 @@ def read_program(path, spec=None, *, label: str | None = None, kind: str = "mode
     """A program file, bounded by ``program_limit(spec)``."""
     limit, why = program_limit(spec)
     return read_input(path, limit, label=label, kind=kind, why=why)
-
-
-def read_text(path, *, label: str | None = None, kind: str = "file") -> bytes:
-    """A board YAML or parameter file, bounded by ``TEXT_LIMIT``."""
-    return read_input(path, TEXT_LIMIT, label=label, kind=kind, why="not a plausible board or parameter file")

@@ -36,9 +36,8 @@ from pathlib import Path
 from . import et_build, zoo
 from .program_board import program_config
 from ..boards import ConfigProblems
-from .entry import guarded
+from .entry import EXIT_FAILURE as EXIT_FAIL, EXIT_OK, EXIT_USAGE, guarded
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT = 600
 INSTALL_HINT = "pip install '.[executorch]'"
 SEP = "-" * 80

@@ -1,24 +1,24 @@
-"""Builds a board from its spec, places the program image, loads the firmware and runs the simulation.
+"""Builds a board from its spec, places the program image and runs a firmware entry; says why it stopped.
 
 ``Platform(spec, model=...)`` walks the validated ``BoardSpec``: RAM regions at their non-secure and secure
 windows, devices at theirs, the interrupt controller, the Ethos-U with its variant, system config and memory
 mode; it places the model image where the firmware's linker layout puts ``network_model_sec`` and fills the
-boot-info record. ``run()`` loads the firmware image the YAML names (a registered name, the way the FVP
-loads an ``.axf`` with ``-a``), calls it with the bus handle and the boot info, and ends with the FVP's own
-lines: ``Info: /OSCI/SystemC: Simulation stopped by user.`` and the ``[warning ][main@0][<t> ns]`` line, or the
-``Info: Simulation is stopping. Reason: ...`` line of a limit, and ``--stat``'s statistics block.
+boot-info record. ``run(main)`` calls the firmware's entry with the bus handle and the boot info (the host
+loads the image the YAML names, the way the FVP loads an ``.axf`` with ``-a``: ``fvp.host.firmware_image``)
+and returns a ``RunResult``: why the simulation stopped, the simulated time, the NPU's stream records. The
+FVP's own closing lines, ``--stat`` and the exit status are the host's (``fvp.host.session``).
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import sys
 import time
 from dataclasses import dataclass, field
 
 from .bus import AddressMap, Bus, Ram
 from ..boards import layout_firmware
+from ..boards.outputs import open_output
 from ..boards.schema import BoardSpec
 from .cpu import CpuCostModel
 from .devices.stub import StubDevice
@@ -28,25 +28,17 @@ from ..errors import ConfigError, FvpError, SimulationStop
 from .port import BusPort
 from .sim import Simulator
 
-# exit statuses of `fvp run`
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_LIMIT = 3
-
-_STOP_MESSAGES = {
-    "cycle_limit": "Cycle limit has been exceeded.",
-    "time_limit": "CPU time has been exceeded.",
-}
-
 
 @dataclass
 class RunResult:
-    exit_code: int
+    """Why the simulation stopped (``reason``: exit, user, cycle_limit, time_limit, returned, hard_fault, abort,
+    deadlock, guest_error, error, crash; ``message`` its detail) and what the run measured."""
+
     reason: str
     message: str
     sim_time_ps: int
     cpu_cycles: int
+    charged_cpu_cycles: int
     wall_seconds: float
     cpu_seconds: float
     npu_streams: list = field(default_factory=list)
@@ -101,15 +93,11 @@ class Platform:
     def __init__(self, spec: BoardSpec, *, model: bytes | None = None, model_name: str | None = None,
                  args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
-                 strict: bool | None = None, quiet_guest: bool = False, console=None):
+                 strict: bool | None = None, quiet_guest: bool = False, console=None,
+                 read_limit: int | None = None, host_files: dict | None = None):
+        """``read_limit`` bounds the firmware's semihosting reads; ``host_files`` (host path -> bytes) are the
+        input files the host read before the run (``fvp.host.session.build`` reads the command line's)."""
         self.spec = spec
-        # input files the command line names are read first, bounded by the board's largest memory (fvp.host.inputs):
-        # one that cannot fit is refused before anything is opened or written
-        from ..host.inputs import memory_limit, preload_inputs, refuse_inputs_for_bundled
-
-        refuse_inputs_for_bundled(model, (args or {}).get("inputs"))
-        read_limit = memory_limit(spec)
-        host_files = preload_inputs((args or {}).get("inputs") or [], host_cwd, read_limit)
         self.console = console  # a binary stream that receives the UART output instead of out_file
         self.out = out  # text stream for the simulator's own lines (default stdout)
         self.guest_errors: list[str] = []
@@ -168,9 +156,7 @@ class Platform:
                 sink = _Sink(self.console)
             elif target in ("-", "", None):
                 sink = _Sink(_binary_stdout())
-            else:
-                from ..host.outputs import open_output  # a board file may not replace files or write anywhere
-
+            else:  # a board file may not replace files or write anywhere (fvp.boards.outputs)
                 f = open_output(self.spec, f"devices.{d.name}.out_file", target)
                 self._uart_files.append(f)
                 sink = _Sink(f)
@@ -236,7 +222,7 @@ class Platform:
         if self.strict:
             raise SimulationStop("guest_error", message)
         if not self.quiet_guest:
-            self._say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] guest error: {message}")
+            self.say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] guest error: {message}")
 
     def _stub_access(self, message: str) -> None:
         # accesses to unmodelled devices are only errors in strict mode (the firmware may probe them)
@@ -246,11 +232,12 @@ class Platform:
     def _npu_diagnostic(self, message: str) -> None:
         npu = self.spec.npu.device if self.spec.npu else "ethosu"
         if message.startswith("[critical]"):
-            self._say(f"{message} [{npu}@0][{self.sim.now_ps // 1000} ns]")
+            self.say(f"{message} [{npu}@0][{self.sim.now_ps // 1000} ns]")
         else:
-            self._say(f"[warning ][{npu}@0][{self.sim.now_ps // 1000} ns] {message}")
+            self.say(f"[warning ][{npu}@0][{self.sim.now_ps // 1000} ns] {message}")
 
-    def _say(self, line: str) -> None:
+    def say(self, line: str) -> None:
+        """A line of the simulator's own (warnings, the host's trailer), after the UART's pending output."""
         self._flush_uarts()
         out = self.out or sys.stdout
         out.write(line + "\n")
@@ -265,33 +252,11 @@ class Platform:
                     pass
 
     # ------------------------------------------------------------------ running
-    def load_firmware(self):
-        """The entry function of the firmware image the board names (a registered name: fvp.boards.firmware_registry)."""
-        from ..boards.firmware_registry import load_entry
-
-        return load_entry(self.spec.firmware.entry)
-
-    def check_firmware_config(self) -> list[str]:
-        """Ask the firmware image whether it accepts its configuration (allocator, runtime, options)."""
-        from ..boards.firmware_registry import load_module
-
-        try:
-            mod = load_module(self.spec.firmware.entry)
-        except ConfigError as e:
-            return [str(e)]
-        check = getattr(mod, "check_config", None)
-        return list(check(self.boot_info)) if check else []
-
-    def run(self, stat: bool = False) -> RunResult:
-        from ..boards import ConfigProblems
-
-        problems = self.check_firmware_config()
-        if problems:
-            raise ConfigProblems(problems)
-        main = self.load_firmware()
+    def run(self, main) -> RunResult:
+        """Run the firmware entry ``main(bus_port, boot_info)`` until the simulation stops; returns why."""
         t0 = time.monotonic()
         c0 = time.process_time()
-        reason, message, exit_code = "returned", "", EXIT_OK
+        reason, message = "returned", ""
         try:
             rc = main(self.port, self.boot_info)
             rc = int(rc or 0)
@@ -305,79 +270,16 @@ class Platform:
                 raise
             reason, message = "crash", f"{type(e).__name__}: {e}"
         self._flush_uarts()
-        exit_code = self._trailer(reason, message)
-        result = RunResult(exit_code=exit_code, reason=reason, message=message, sim_time_ps=self.sim.now_ps,
-                           cpu_cycles=self.sim.cpu_cycles, wall_seconds=time.monotonic() - t0,
-                           cpu_seconds=time.process_time() - c0, npu_streams=self.npu_streams(),
-                           guest_errors=list(self.guest_errors), layout=dict(self.layout))
-        if stat:
-            self._print_stat(result)
+        return RunResult(reason=reason, message=message, sim_time_ps=self.sim.now_ps, cpu_cycles=self.sim.cpu_cycles,
+                         charged_cpu_cycles=self.sim.charged_cpu_cycles, wall_seconds=time.monotonic() - t0,
+                         cpu_seconds=time.process_time() - c0, npu_streams=self.npu_streams(),
+                         guest_errors=list(self.guest_errors), layout=dict(self.layout))
+
+    def close(self) -> None:
+        """Close the UART output files."""
         for f in self._uart_files:
             f.close()
-        return result
+        self._uart_files = []
 
     def npu_streams(self) -> list:
         return [rec for dev in self.devices.values() for rec in getattr(dev, "streams", [])]
-
-    def _trailer(self, reason: str, message: str) -> int:
-        t_ns = self.sim.now_ps // 1000
-        say = self._say
-        if reason == "user" or (reason == "exit" and message == "0"):
-            say("")
-            say("Info: /OSCI/SystemC: Simulation stopped by user.")
-            say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
-            return EXIT_OK
-        if reason in _STOP_MESSAGES:
-            say("")
-            say(f"Info: Simulation is stopping. Reason: {_STOP_MESSAGES[reason]}")
-            say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
-            return EXIT_LIMIT
-        if reason == "exit":
-            say("")
-            say(f"Info: Simulation is stopping. Reason: the application exited with status {message}.")
-            return EXIT_FAILURE
-        if reason == "returned":
-            say("")
-            say("Info: Simulation is stopping. Reason: the firmware returned without signalling the end (no EOT).")
-            return EXIT_FAILURE
-        if reason == "hard_fault":
-            say(f"Hard fault: {message}")
-            say(f"Info: Simulation is stopping. Reason: the CPU took a hard fault at {t_ns} ns.")
-            return EXIT_FAILURE
-        if reason == "abort":
-            say("")
-            say(f"Info: Simulation is stopping. Reason: the application aborted{': ' + message if message else ''}.")
-            return EXIT_FAILURE
-        if reason == "deadlock":
-            say(f"Info: Simulation is stopping. Reason: {message}.")
-            return EXIT_FAILURE
-        if reason == "guest_error":
-            say(f"[critical] guest error (strict mode): {message}")
-            return EXIT_FAILURE
-        say(f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)")
-        return EXIT_FAILURE
-
-    def _print_stat(self, r: RunResult) -> None:
-        rss = resource.getrusage(resource.RUSAGE_SELF)
-        sim_s = r.sim_time_ps / 1e12
-        perf = sim_s / r.wall_seconds if r.wall_seconds > 0 else 0.0
-        inst = int(self.sim.charged_cpu_cycles * self.spec.cpu.mips_per_mhz)
-        mips = inst / r.wall_seconds / 1e6 if r.wall_seconds > 0 else 0.0
-        npu_cycles = sum(s.npu_cycles for s in r.npu_streams)
-        hw = rss.ru_maxrss * 1024 if sys.platform != "darwin" else rss.ru_maxrss
-        lines = [
-            "",
-            f"--- {self.spec.fvp_name} statistics: " + "-" * max(0, 79 - 19 - len(self.spec.fvp_name)),
-            f"Simulated time                          : {sim_s:.6f}s",
-            f"User time                               : {rss.ru_utime:.6f}s",
-            f"System time                             : {rss.ru_stime:.6f}s",
-            f"Wall time                               : {r.wall_seconds:.6f}s",
-            f"Performance index                       : {perf:.2f}",
-            f"cpu0                                    : {mips:8.2f} MIPS ({inst:12d} Inst)",
-            f"{(self.spec.npu.device if self.spec.npu else 'ethosu'):<40}: {npu_cycles} NPU cycles in "
-            f"{len(r.npu_streams)} command streams",
-            f"Memory highwater mark                   : 0x{hw:x} bytes ( {hw / 1e9:.3f} GB )",
-            "-" * 79,
-        ]
-        for line in lines:
-            self._say(line)

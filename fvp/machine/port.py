@@ -14,10 +14,12 @@ import sys
 
 import numpy as np
 
+from ..bounded_read import read_input
+from ..errors import BusFault, ConfigProblems, SimulationStop
+from ..safe_write import write_file
 from .bus import Bus
 from .cpu import CpuCostModel
 from .devices.system import InterruptController
-from ..errors import BusFault, SimulationStop
 from .sim import Simulator
 
 
@@ -33,7 +35,7 @@ class BusPort:
         self._notes: set[str] = set()
         self.cmdline = list(cmdline or [])
         self._host_cwd = host_cwd or os.getcwd()
-        # semihosting reads are bounded (fvp.host.inputs): a file larger than the board's largest memory cannot be
+        # semihosting reads are bounded (fvp.bounded_read): a file larger than the board's largest memory cannot be
         # copied into it; files named on the command line were read once, before the run (host path -> bytes)
         self._read_limit = read_limit if read_limit is not None else 1 << 32
         self._host_files = dict(host_files or {})
@@ -140,9 +142,6 @@ class BusPort:
 
     def host_read_file(self, path: str) -> bytes | None:
         """SYS_OPEN + SYS_READ of a host file; None if it cannot be opened (or is larger than any memory)."""
-        from ..boards import ConfigProblems
-        from ..host.inputs import read_input
-
         hp = self.host_path(path)
         data = self._host_files.get(hp)
         if data is None:
@@ -154,11 +153,9 @@ class BusPort:
         return data
 
     def host_write_file(self, path: str, data: bytes):
-        """SYS_OPEN + SYS_WRITE + SYS_CLOSE of a host file, written atomically (``fvp.host.safe_write``: a temporary
+        """SYS_OPEN + SYS_WRITE + SYS_CLOSE of a host file, written atomically (``fvp.safe_write``: a temporary
         file renamed into place when complete, so a failed write leaves what was there). Returns the
         ``WriteResult`` (``opened``, ``written``, ``errno``, ``strerror``; ``ok``)."""
-        from ..host.safe_write import write_file
-
         return write_file(self.host_path(path), data)
 
     def exit(self, code: int = 0) -> None:

@@ -1,49 +1,157 @@
-"""The one-way rules (static imports): firmware/ never imports fvp/, fvp/ never imports firmware/, and the
-neutral interface tables in hwdesc/ import neither (both halves may import hwdesc)."""
+"""The one-way rules of the imports (every import statement, at module level or inside a function):
+
+- the two halves: firmware/ never imports fvp/, fvp/ never imports firmware/; the neutral interface tables in
+  hwdesc/ import neither (both halves may import hwdesc);
+- the rooms of fvp/ (docs/architecture.md): the machine (fvp.machine) never imports the host (fvp.host, nor
+  fvp.sweep); the boards (fvp.boards) import neither the machine nor the host; the modules shared by the rooms
+  (fvp.errors, fvp.units, fvp.bounded_read, fvp.safe_write) import no room;
+- no import cycle anywhere: not among the modules' top-level imports, and not through imports inside functions.
+"""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("fvp", "firmware", "hwdesc")
+SHARED = ("fvp.errors", "fvp.units", "fvp.bounded_read", "fvp.safe_write")
+HOST = ("fvp.host", "fvp.sweep")
 
 
-def _imports(folder: Path):
-    for path in folder.rglob("*.py"):
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _scan(root: Path, packages=PACKAGES):
+    """module -> [(imported module, at module level?)], relative imports resolved, for the given packages."""
+    files = {}
+    for pkg in packages:
+        for path in (root / pkg).rglob("*.py") if (root / pkg).is_dir() else []:
+            files[_module_name(root, path)] = path
+    modules = set(files)
+    out = {}
+    for mod, path in files.items():
         tree = ast.parse(path.read_text(), filename=str(path))
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        top = set(id(n) for n in tree.body)
+        found = []
         for node in ast.walk(tree):
+            names = []
             if isinstance(node, ast.Import):
-                for a in node.names:
-                    yield path, a.name
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                yield path, node.module
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[:len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                names = [target]
+                # ``from pkg import module``: the module is what is imported
+                names += [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
+            for n in names:
+                found.append((n, id(node) in top))
+        out[mod] = found
+    return out
 
 
-def _offenders(folder: Path, forbidden: str):
-    return [(str(p), m) for p, m in _imports(folder) if m == forbidden or m.startswith(forbidden + ".")]
+GRAPH = _scan(ROOT)
+
+
+def _within(name: str, prefixes) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _offenders(graph, importer_prefixes, forbidden_prefixes):
+    return sorted({(m, n) for m, imps in graph.items() if _within(m, importer_prefixes)
+                   for n, _ in imps if _within(n, forbidden_prefixes)})
 
 
 def test_firmware_never_imports_fvp():
-    assert _offenders(ROOT / "firmware", "fvp") == []
+    assert _offenders(GRAPH, ["firmware"], ["fvp"]) == []
 
 
 def test_fvp_never_imports_firmware():
-    assert _offenders(ROOT / "fvp", "firmware") == []
+    assert _offenders(GRAPH, ["fvp"], ["firmware"]) == []
 
 
 def test_hwdesc_imports_neither_half():
-    assert _offenders(ROOT / "hwdesc", "fvp") == []
-    assert _offenders(ROOT / "hwdesc", "firmware") == []
+    assert _offenders(GRAPH, ["hwdesc"], ["fvp", "firmware"]) == []
 
 
 def test_both_halves_read_the_interface_tables():
     # the neutral package is what keeps the rule: the machine and the firmware take the same facts from it
-    assert any(m.startswith("hwdesc") for _, m in _imports(ROOT / "fvp"))
-    assert any(m.startswith("hwdesc") for _, m in _imports(ROOT / "firmware"))
+    assert _offenders(GRAPH, ["fvp.machine"], ["hwdesc"]) and _offenders(GRAPH, ["firmware"], ["hwdesc"])
 
 
-def test_scanner_catches_both_import_forms(tmp_path):
-    (tmp_path / "a.py").write_text("import fvp.bus\n")
-    (tmp_path / "b.py").write_text("from fvp.npu import device\nimport numpy\n")
-    (tmp_path / "c.py").write_text("import fvpx\nfrom . import fvp\n")
-    found = sorted(m for _, m in _offenders(tmp_path, "fvp"))
-    assert found == ["fvp.bus", "fvp.npu"]
+def test_the_machine_never_imports_the_host():
+    assert _offenders(GRAPH, ["fvp.machine"], HOST) == []
+
+
+def test_the_boards_import_neither_the_machine_nor_the_host():
+    assert _offenders(GRAPH, ["fvp.boards"], ["fvp.machine", *HOST]) == []
+
+
+def test_the_shared_modules_import_no_room():
+    assert _offenders(GRAPH, SHARED, ["fvp.machine", "fvp.boards", *HOST]) == []
+
+
+def test_the_rooms_exist_and_hold_what_they_say():
+    mods = set(GRAPH)
+    for m in ("fvp.machine.platform", "fvp.machine.bus", "fvp.machine.npu.device", "fvp.boards.loader",
+              "fvp.boards.schema", "fvp.host.cli", "fvp.host.dropin", "fvp.host.zoo"):
+        assert m in mods, m
+    assert sorted((ROOT / "fvp" / "boards").glob("*.yaml")), "the board files live beside the code that loads them"
+    assert not (ROOT / "configs").exists() and not (ROOT / "fvp" / "config").exists()
+
+
+def _cycles(graph, module_level_only: bool):
+    edges = {m: sorted({n for n, top in imps if n in graph and n != m and (top or not module_level_only)
+                        and not m.startswith(n + ".")})  # a module's own parent packages run first anyway
+             for m, imps in graph.items()}
+    cycles, state = [], {}
+
+    def visit(m, stack):
+        state[m] = 1
+        stack.append(m)
+        for n in edges[m]:
+            if state.get(n) == 1:
+                cycles.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n, stack)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [])
+    return cycles
+
+
+def test_no_import_cycle_at_module_level():
+    assert _cycles(GRAPH, module_level_only=True) == []
+
+
+def test_no_import_cycle_through_local_imports():
+    assert _cycles(GRAPH, module_level_only=False) == []
+
+
+def test_scanner_catches_every_import_form(tmp_path):
+    pkg = tmp_path / "fvp"
+    (pkg / "machine").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "machine" / "__init__.py").write_text("")
+    (pkg / "machine" / "a.py").write_text("import fvp.host.cli\n")
+    (pkg / "machine" / "b.py").write_text("def f():\n    from ..host import report\n")
+    (pkg / "host").mkdir()
+    (pkg / "host" / "__init__.py").write_text("")
+    (pkg / "host" / "cli.py").write_text("from ..machine import b\n")
+    (pkg / "host" / "report.py").write_text("from fvp.machine.b import f\n")
+    graph = _scan(tmp_path, ("fvp",))
+    assert _offenders(graph, ["fvp.machine"], HOST) == [("fvp.machine.a", "fvp.host.cli"),
+                                                         ("fvp.machine.b", "fvp.host"),
+                                                         ("fvp.machine.b", "fvp.host.report")]
+    assert _cycles(graph, module_level_only=True) == []
+    assert _cycles(graph, module_level_only=False) == [["fvp.machine.b", "fvp.host.report", "fvp.machine.b"]]

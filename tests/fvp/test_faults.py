@@ -59,6 +59,7 @@ def test_unaligned_base_address_is_rejected_by_the_driver():
 def test_strict_mode_turns_guest_errors_into_failures():
     # writing the NPU's read-only STATUS register is a guest error: a warning normally, a failure in strict mode
     from fvp.boards import load_board
+    from fvp.host import session
     from fvp.machine.platform import Platform
     import io
 
@@ -69,9 +70,8 @@ def test_strict_mode_turns_guest_errors_into_failures():
 
     for strict, code, reason in ((False, 1, "exit"), (True, 1, "guest_error")):
         p = Platform(load_board("default"), model=b"\0" * 16, strict=strict)
-        p.load_firmware = lambda: firmware
         p.out = io.StringIO()
-        r = p.run()
+        r = session.run(p, firmware)
         assert r.reason == reason and "read-only register STATUS" in r.guest_errors[0]
         if strict:
             assert "[critical] guest error (strict mode)" in p.out.getvalue()

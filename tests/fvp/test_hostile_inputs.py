@@ -11,6 +11,7 @@ import pytest
 
 from testutil import CORPUS, ROOT, run_fvp
 
+import fvp.bounded_read as bounded_read
 import fvp.host.inputs as inputs
 from fvp.host import cli, dropin
 from fvp.boards import ConfigProblems, load_board
@@ -31,10 +32,10 @@ def _errors(err, prog="fvp"):
 
 # ------------------------------------------------------------------------------------------ 2. bounded input files
 def test_read_input_bounds_an_endless_device():
-    with pytest.raises(inputs.InputTooLarge) as e:
-        inputs.read_input("/dev/zero", 3 << 20, label="x", kind="model file")
+    with pytest.raises(bounded_read.InputTooLarge) as e:
+        bounded_read.read_input("/dev/zero", 3 << 20, label="x", kind="model file")
     assert e.value.problems == ["x: model file is larger than 3MiB (3145728 bytes)"]
-    assert inputs.read_input("/dev/null", 10) == b""
+    assert bounded_read.read_input("/dev/null", 10) == b""
 
 
 def test_regular_file_over_the_bound_is_refused_from_its_size(tmp_path):
@@ -43,7 +44,7 @@ def test_regular_file_over_the_bound_is_refused_from_its_size(tmp_path):
         f.truncate(64 << 30)  # sparse: refusing it must not read 64 GiB
     limit, why = inputs.program_limit(load_board(None))
     assert limit < 64 << 30 and "region DDR" in why
-    with pytest.raises(inputs.InputTooLarge):
+    with pytest.raises(bounded_read.InputTooLarge):
         inputs.read_program(big)
 
 
@@ -72,7 +73,7 @@ def test_fvp_run_dev_zero_is_one_line_exit_2(argv, capsys, monkeypatch):
                                   ["-C", "cpu0.semihosting-cmd_line=executor_runner -m /dev/zero"]])
 def test_dropin_dev_zero_is_one_line_exit_2(argv, capsys, monkeypatch):
     monkeypatch.setattr(inputs, "largest_memory", lambda spec: 1 << 20)
-    monkeypatch.setattr(inputs, "TEXT_LIMIT", 1 << 16)
+    monkeypatch.setattr(bounded_read, "TEXT_LIMIT", 1 << 16)
     rc = dropin.main(argv)
     err = capsys.readouterr().err
     assert rc == 2
@@ -86,7 +87,7 @@ def test_missing_input_file_is_still_the_runners_failure(capsys, tmp_path):
 
 
 def test_board_file_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(inputs, "TEXT_LIMIT", 1000)
+    monkeypatch.setattr(bounded_read, "TEXT_LIMIT", 1000)
     b = tmp_path / "b.yaml"
     b.write_text("board: {name: x}\n" + "# padding\n" * 200)
     with pytest.raises(ConfigProblems, match="board file is larger than"):
@@ -118,7 +119,9 @@ def test_registered_names_and_plugins(monkeypatch):
     assert load_board(None, ["firmware.entry=firmware.arm_executor_runner:main"]).firmware.entry == "arm_executor_runner"
     monkeypatch.setattr(reg, "_plugins", {"my_runner": "firmware.arm_executor_runner:main"})
     assert load_board(None, ["firmware.entry=my_runner"]).firmware.entry == "my_runner"
-    assert reg.load_entry("my_runner").__name__ == "main"
+    from fvp.host.firmware_image import load
+
+    assert load("my_runner").main.__name__ == "main"
 
 
 def test_plugins_come_from_the_entry_point_group(monkeypatch):

@@ -9,6 +9,7 @@ from fvp.machine.bus import AddressMap, Bus, Ram
 from fvp.boards import load_board
 from fvp.machine.devices.uart import CmsdkUart
 from fvp.errors import BusFault, SimulationStop
+from fvp.host import session
 from fvp.machine.platform import Platform
 from fvp.machine.sim import Simulator
 from testutil import CORPUS, run_fvp
@@ -131,19 +132,17 @@ def test_hard_fault_on_unmapped_access():
         bus.read32(0x5FFF_0000)
         return 0
 
-    p.load_firmware = lambda: bad_firmware
     out = io.StringIO()
     p.out = out
-    r = p.run()
+    r = session.run(p, bad_firmware)
     assert r.exit_code == 1 and r.reason == "hard_fault"
     assert re.search(r"^Hard fault: bus error on a 32-bit read: cpu access to unmapped address 0x5fff0000", out.getvalue(), re.M)
 
 
 def test_deadlock_when_waiting_for_an_interrupt_that_never_comes():
     p = Platform(load_board("default"), model=b"\0" * 64, model_name="x")
-    p.load_firmware = lambda: (lambda bus, boot: bus.wait_for_interrupt())
     p.out = io.StringIO()
-    r = p.run()
+    r = session.run(p, lambda bus, boot: bus.wait_for_interrupt())
     assert r.exit_code == 1 and r.reason == "deadlock"
 
 

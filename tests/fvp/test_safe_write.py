@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from fvp.host import safe_write
+from fvp import safe_write
 from fvp.host.cli import main as cli_main
 from testutil import CORPUS, run_fvp
 

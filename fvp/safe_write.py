@@ -4,7 +4,7 @@
 every byte is written (and closed without error); a failure (missing or read-only directory, full disk,
 ``path`` a directory or a read-only file) leaves ``path`` as it was and removes the temporary file. The
 result says what happened with the real ``errno``: the semihosting ``SYS_OPEN``/``SYS_WRITE`` a firmware
-makes and ``--trace`` both use it.
+makes and ``--trace`` both use it (shared by the rooms: the machine's semihosting, the host's reports).
 """
 
 from __future__ import annotations

@@ -1,0 +1,76 @@
+"""Reading a file never more than it can hold: one bounded reader for every file read on the user's behalf.
+
+``read_input(path, limit, ...)`` returns the bytes of ``path`` if there are at most ``limit`` of them. A regular
+file larger than its bound is refused from its size, without reading it; anything else (a pipe, a character
+device such as ``/dev/zero``) is read in chunks until the bound is passed. The refusal is one line
+(``ConfigProblems``, exit status 2). Host memory for one file is at most its bound plus one chunk.
+``read_text`` is the bound for text (board YAML, ``-f`` parameter files): ``TEXT_LIMIT``.
+
+Shared by the rooms: the boards read their YAML with it, the machine's semihosting its host files, the host
+the files a command line names (the bounds that depend on a board: ``fvp.host.inputs``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from .errors import ConfigProblems
+from .units import format_size
+
+TEXT_LIMIT = 4 * 1024 * 1024  # a board YAML or an -f parameter file (the largest shipped board file is ~10 KiB)
+_CHUNK = 1 << 20
+
+
+class InputTooLarge(ConfigProblems):
+    """A file is larger than what it can be (one line, exit status 2)."""
+
+
+def read_input(path, limit: int, *, label: str | None = None, kind: str = "file", why: str = "") -> bytes:
+    """The bytes of ``path`` if there are at most ``limit`` of them; else ``InputTooLarge``.
+
+    Problems are one line starting with ``label`` (default: the path): ``<label>: <kind> not found``,
+    ``<label>: cannot read <kind>: <reason>``, ``<label>: <kind> is larger than <limit> (<why>)``.
+    """
+    label = label or str(path)
+    limit = max(0, int(limit))
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise ConfigProblems([f"{label}: {kind} not found"]) from None
+    except IsADirectoryError:
+        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
+    except OSError as e:
+        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+    bound = f"{kind} is larger than {format_size(limit)} ({limit} bytes){': ' + why if why else ''}"
+    with f:
+        try:
+            st = os.fstat(f.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise ConfigProblems([f"{label}: is a directory, not a {kind}"])
+            if stat.S_ISREG(st.st_mode):
+                if st.st_size > limit:
+                    raise InputTooLarge([f"{label}: {bound}"])
+                data = f.read(limit + 1)
+            else:  # a pipe or a device: no size to trust, read until EOF or past the bound
+                chunks, n = [], 0
+                while n <= limit:
+                    chunk = f.read(min(_CHUNK, limit + 1 - n))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    n += len(chunk)
+                if n > limit:
+                    chunks.clear()
+                    raise InputTooLarge([f"{label}: {bound}"])
+                data = b"".join(chunks)
+        except OSError as e:
+            raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+    if len(data) > limit:  # a regular file that grew while it was read
+        raise InputTooLarge([f"{label}: {bound}"])
+    return data
+
+
+def read_text(path, *, label: str | None = None, kind: str = "file") -> bytes:
+    """A board YAML or parameter file, bounded by ``TEXT_LIMIT``."""
+    return read_input(path, TEXT_LIMIT, label=label, kind=kind, why="not a plausible board or parameter file")

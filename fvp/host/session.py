@@ -1,0 +1,142 @@
+"""Running the machine for a command: the files the command line names, the firmware image, the FVP's trailer.
+
+The machine (``fvp.machine.platform.Platform``) builds a board and runs a firmware entry; it returns why the
+simulation stopped and knows nothing of command lines, exit statuses or the FVP's own report. This module is
+the host's side of a run, for ``fvp run``, the drop-in, ``fvp compare`` and ``fvp bench``:
+
+- ``build(spec, ...)``: the ``-i`` input files are read first, bounded by the board's largest memory
+  (``fvp.host.inputs``; one that cannot fit is refused before anything is opened or written), then the
+  platform is built;
+- ``run(platform, main, stat=...)``: runs the firmware image's ``main`` (the board's image by default), then prints the FVP's lines,
+  ``Info: /OSCI/SystemC: Simulation stopped by user.`` and the ``[warning ][main@0][<t> ns]`` line, or the
+  ``Info: Simulation is stopping. Reason: ...`` line of a limit or a failure, and ``--stat``'s statistics
+  block; the outcome carries the exit status of ``fvp run``.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from dataclasses import dataclass, fields
+
+from ..errors import ConfigProblems
+from ..machine.platform import Platform, RunResult
+from .firmware_image import FirmwareImage, firmware_image
+from .entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
+from . import inputs as host_inputs
+
+_STOP_MESSAGES = {
+    "cycle_limit": "Cycle limit has been exceeded.",
+    "time_limit": "CPU time has been exceeded.",
+}
+
+
+@dataclass
+class RunOutcome(RunResult):
+    """The machine's ``RunResult`` with the exit status the host gave it."""
+
+    exit_code: int = EXIT_OK
+
+
+def build(spec, *, model: bytes | None = None, args: dict | None = None, host_cwd: str | None = None,
+          **kw) -> Platform:
+    """The platform for a command line, its input files read (bounded) before anything is built."""
+    inputs = (args or {}).get("inputs")
+    host_inputs.refuse_inputs_for_bundled(model, inputs)
+    limit = host_inputs.memory_limit(spec)
+    host_files = host_inputs.preload_inputs(inputs or [], host_cwd, limit)
+    return Platform(spec, model=model, args=args, host_cwd=host_cwd, read_limit=limit, host_files=host_files, **kw)
+
+
+def checked_image(platform: Platform) -> FirmwareImage:
+    """The firmware image the board names, after it accepted its configuration (``ConfigProblems`` if not)."""
+    image = firmware_image(platform.spec)
+    problems = image.check_config(platform.boot_info)
+    if problems:
+        raise ConfigProblems(problems)
+    return image
+
+
+def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
+    """Run the firmware entry ``main`` (default: the board's image, its configuration checked first), then print
+    the FVP's trailer (and ``--stat``)."""
+    if main is None:
+        main = checked_image(platform).main
+    result = platform.run(main)
+    outcome = RunOutcome(**{f.name: getattr(result, f.name) for f in fields(RunResult)},
+                         exit_code=print_trailer(platform, result))
+    if stat:
+        print_stat(platform, outcome)
+    platform.close()
+    return outcome
+
+
+def exit_status(reason: str, message: str) -> int:
+    """The exit status of ``fvp run`` for why the simulation stopped."""
+    if reason == "user" or (reason == "exit" and message == "0"):
+        return EXIT_OK
+    if reason in _STOP_MESSAGES:
+        return EXIT_LIMIT
+    return EXIT_FAILURE
+
+
+def print_trailer(platform: Platform, result: RunResult) -> int:
+    """The FVP's last lines for why the simulation stopped; returns the exit status."""
+    reason, message = result.reason, result.message
+    t_ns = result.sim_time_ps // 1000
+    say = platform.say
+    if reason == "user" or (reason == "exit" and message == "0"):
+        say("")
+        say("Info: /OSCI/SystemC: Simulation stopped by user.")
+        say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
+    elif reason in _STOP_MESSAGES:
+        say("")
+        say(f"Info: Simulation is stopping. Reason: {_STOP_MESSAGES[reason]}")
+        say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
+    elif reason == "exit":
+        say("")
+        say(f"Info: Simulation is stopping. Reason: the application exited with status {message}.")
+    elif reason == "returned":
+        say("")
+        say("Info: Simulation is stopping. Reason: the firmware returned without signalling the end (no EOT).")
+    elif reason == "hard_fault":
+        say(f"Hard fault: {message}")
+        say(f"Info: Simulation is stopping. Reason: the CPU took a hard fault at {t_ns} ns.")
+    elif reason == "abort":
+        say("")
+        say(f"Info: Simulation is stopping. Reason: the application aborted{': ' + message if message else ''}.")
+    elif reason == "deadlock":
+        say(f"Info: Simulation is stopping. Reason: {message}.")
+    elif reason == "guest_error":
+        say(f"[critical] guest error (strict mode): {message}")
+    else:
+        say(f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)")
+    return exit_status(reason, message)
+
+
+def print_stat(platform: Platform, r: RunResult) -> None:
+    """``--stat``: the FVP's statistics block."""
+    spec = platform.spec
+    rss = resource.getrusage(resource.RUSAGE_SELF)
+    sim_s = r.sim_time_ps / 1e12
+    perf = sim_s / r.wall_seconds if r.wall_seconds > 0 else 0.0
+    inst = int(r.charged_cpu_cycles * spec.cpu.mips_per_mhz)
+    mips = inst / r.wall_seconds / 1e6 if r.wall_seconds > 0 else 0.0
+    npu_cycles = sum(s.npu_cycles for s in r.npu_streams)
+    hw = rss.ru_maxrss * 1024 if sys.platform != "darwin" else rss.ru_maxrss
+    lines = [
+        "",
+        f"--- {spec.fvp_name} statistics: " + "-" * max(0, 79 - 19 - len(spec.fvp_name)),
+        f"Simulated time                          : {sim_s:.6f}s",
+        f"User time                               : {rss.ru_utime:.6f}s",
+        f"System time                             : {rss.ru_stime:.6f}s",
+        f"Wall time                               : {r.wall_seconds:.6f}s",
+        f"Performance index                       : {perf:.2f}",
+        f"cpu0                                    : {mips:8.2f} MIPS ({inst:12d} Inst)",
+        f"{(spec.npu.device if spec.npu else 'ethosu'):<40}: {npu_cycles} NPU cycles in "
+        f"{len(r.npu_streams)} command streams",
+        f"Memory highwater mark                   : 0x{hw:x} bytes ( {hw / 1e9:.3f} GB )",
+        "-" * 79,
+    ]
+    for line in lines:
+        platform.say(line)
