@@ -183,5 +183,5 @@ def test_vela_5_1_batched_add_defect():
 
 
 def _decoded_ops(blob, arch):
-    from fvp.machine.npu.command_stream import iter_operations
+    from fvp.machine.npu.operations import iter_operations
     return [op for _, op in iter_operations(blob.stream, arch)]

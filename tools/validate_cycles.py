@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     files = sorted(corpus.glob("*.bpte")) + sorted(corpus.glob("*.pte"))
     if args.fast:
         files = [f for f in files if f.name in FAST]
-    print("NPU cycles of the timing model (fvp/machine/npu/timing.py) beside Vela's compile-time estimate")
+    print("NPU cycles of the timing model (fvp/machine/npu/timing/) beside Vela's compile-time estimate")
     print("Vela = sum over the compile log's network summaries; Vela's total is per layer max(NPU, memory access).")
     print("ours/Vela is our NPU cycles over Vela's total.  'bound' = share of our cycles by what limits them.\n")
     hdr = (f"{'program':<40} {'board':<34} {'ours':>11} {'Vela NPU':>11} {'Vela total':>11} {'ours/Vela':>9}  "

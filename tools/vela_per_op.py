@@ -2,7 +2,7 @@
 """Per-operation comparison of the NPU timing model with Vela's per-layer estimate.
 
 For a corpus program this puts, for every operation Vela scheduled, Vela's estimate beside what our timing
-model (``fvp/machine/npu/timing.py``) gives the NPU operations of the stream Vela generated for it.
+model (``fvp/machine/npu/timing/``) gives the NPU operations of the stream Vela generated for it.
 
 Vela's side: Vela is run on the TOSA flatbuffer each delegate was compiled from (the oracle builder keeps them,
 ``<oracle>/<model>_u55-128/output_tag<N>_*.tosa``, ``meta.json`` maps delegates to files) with the program's own

@@ -2,7 +2,7 @@
 
 Hardware modelled: none of its own; every board is a full ``Platform`` run (firmware, NPU functional engine,
 timing model), with the UART captured in a temporary file (``devices.uart0.out_file``) instead of the console.
-Figures per board: NPU cycles from the timing model (``fvp/machine/npu/timing.py``), the inference time at the NPU
+Figures per board: NPU cycles from the timing model (``fvp/machine/npu/timing/``), the inference time at the NPU
 clock, the Ethos-U PMU block the runner printed (cycle counter and four event counters), bytes per memory
 (the memory behind each AXI port in the board's system config), the CPU cycles of the inference (the CPU cost
 model), the runner's memory statistics, and whether the bundled test passed.

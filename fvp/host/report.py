@@ -3,7 +3,7 @@
 
 Hardware modelled: none; this reads what the run recorded. NPU operations come from the Ethos-U device's
 stream records (``StreamRecord``: start/end in simulated time, the functional ``OpRecord`` and the timing
-model's ``OpTiming`` per operation, see ``fvp/machine/npu/timing.py``); CPU kernels, delegate calls and inferences come
+model's ``OpTiming`` per operation, see ``fvp/machine/npu/timing/``); CPU kernels, delegate calls and inferences come
 from the firmware's begin/end trace marks (``BusPort.trace``), timed in simulated time.
 
 Simplified: CPU cycles are simulated time x the CPU clock of the board, so they are the CPU cost model's

@@ -9,8 +9,8 @@ from ethosu.vela.api import NpuAccelerator, npu_create_driver_payload
 from fvp.errors import NpuFault
 from fvp.machine.npu import featuremap as fmap
 from fvp.machine.npu.arch import ARCHS, arch_from_config_word, get_arch
-from fvp.machine.npu.command_stream import (FeatureMap, RegisterState, build_operation, decode_commands, iter_operations,
-                                    parse_driver_payload)
+from fvp.machine.npu.command_stream import RegisterState, decode_commands, parse_driver_payload
+from fvp.machine.npu.operations import FeatureMap, build_operation, iter_operations
 from hwdesc import ethosu as R
 
 from .helpers import extract_vela_blobs

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fvp.machine.npu.command_stream import Activation, Broadcast, FeatureMap, Kernel, NpuOperation, Scale
+from fvp.machine.npu.operations import Activation, Broadcast, FeatureMap, Kernel, NpuOperation, Scale
 from fvp.machine.npu.engines import fast, reference as ref
 
 from .vela_ops import mbqm, quantize_multiplier

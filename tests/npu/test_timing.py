@@ -9,7 +9,7 @@ import pytest
 from fvp.boards.schema import MemoryModeSpec, MemoryTimingSpec, SystemConfigSpec
 from fvp.machine.npu import timing as T
 from fvp.machine.npu.arch import get_arch
-from fvp.machine.npu.command_stream import Activation, AddressRange, Dma, FeatureMap, Kernel, NpuOperation
+from fvp.machine.npu.operations import Activation, AddressRange, Dma, FeatureMap, Kernel, NpuOperation
 from fvp.machine.npu.execute import OpRecord
 
 U55_128 = get_arch("ethos-u55-128")

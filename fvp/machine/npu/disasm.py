@@ -15,7 +15,8 @@ from hwdesc import ethosu as R
 
 from ...errors import NpuFault
 from .arch import get_arch
-from .command_stream import RegisterState, as_words, build_operation, decode_command
+from .command_stream import RegisterState, as_words, decode_command
+from .operations import build_operation
 
 _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
 _NAME_WIDTH = 26
@@ -104,7 +105,7 @@ def _fm_text(fm, label: str) -> str:
 
 
 def describe_operation(op) -> str:
-    """A one-line summary of an :class:`~fvp.machine.npu.command_stream.NpuOperation`."""
+    """A one-line summary of an :class:`~fvp.machine.npu.operations.NpuOperation`."""
     head = f"0x{op.offset:04x}  {op.mnemonic:<22}"
     if op.kind == "DMA":
         d = op.dma

@@ -21,7 +21,8 @@ import numpy as np
 from ...errors import NpuFault
 from . import featuremap as fmap
 from .arch import get_arch
-from .command_stream import (NpuOperation, RegisterState, as_words, build_operation, decode_command)
+from .command_stream import RegisterState, as_words, decode_command
+from .operations import NpuOperation, build_operation
 
 SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
 

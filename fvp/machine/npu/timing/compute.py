@@ -1,0 +1,141 @@
+"""Compute cycles of a kernel operation: the MAC array per OFM block (micro-blocks, sub-kernels, traversal,
+weight-buffer floor, accumulator delay) and the output/activation stage per element; their two-stage pipeline."""
+
+from __future__ import annotations
+
+import math
+
+from hwdesc import ethosu as R
+
+from .geometry import _SUBKERNEL, _cdiv, _roundup, ifm_block_depth, micro_block
+
+
+def ao_cycles_per_element(arch, op) -> float:
+    """Output/activation stage cycles per OFM element: max(output table[idx], activation table[act])
+    (research/ethosu.md 4; Regor's index rules)."""
+    out = arch.output_cycles_per_elem
+    act_t = arch.activation_cycles_per_elem
+    kind, sub = op.kind, op.sub_op
+    if kind == "ELEMENTWISE" and op.ifm.bits == 32:
+        idx = 0 if sub in R.UNARY_ELEMENTWISE_MODES else 1
+    elif sub == "MUL" and op.ofm.bits == 32:
+        idx = 2
+    elif sub == "MUL" or (kind != "ELEMENTWISE" and op.acc_format == "I40"):
+        idx = 3
+    elif sub in ("ADD", "SUB"):
+        idx = 5
+    elif kind == "POOL" and sub == "MAX":
+        idx = 6
+    else:
+        idx = 7
+    a = op.activation
+    if a is not None and (a.table is not None or a.function in (3, 4)):
+        aidx = 0
+    elif a is not None and (a.min > op.ofm.min_value or a.max < op.ofm.max_value):
+        aidx = 1  # a clamp narrower than the OFM type: a fused ReLU-family activation
+    else:
+        aidx = 2
+    return max(out[idx], act_t[aidx])
+
+
+def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
+    """(MAC cycles, weight-buffer cycles) of one OFM block (h, w, c) of a CONV/DEPTHWISE/POOL operation
+    (Regor's per-block model, ``ethos_u55_performance.cpp`` ``EstimateMacCyclesPerBlock``, research/ethosu.md
+    5.2 steps 2-6, pooling included)."""
+    kind = op.kind
+    ub = micro_block(arch, op)
+    nh, nw, nc = (_cdiv(block[0], ub[0]), _cdiv(block[1], ub[1]), _cdiv(block[2], ub[2]))
+    nhw = nh * nw
+    cycles_wb = 32 * ub[2] // 8
+    bits = op.ifm.bits
+    acc40 = op.acc_format == "I40"
+    reduce_sum = kind == "POOL" and op.sub_op == "REDUCE_SUM"
+    conv_like = kind == "CONV" or reduce_sum
+    part_kernel = kind == "CONV" and op.kernel.part_kernel_first
+    ibd = ifm_block_depth(arch, op)
+    u55_32 = arch.is_u55 and arch.macs == 32
+    k = op.kernel
+    total = 0
+    wb_total = 0
+    for y in range(0, k.height, _SUBKERNEL):
+        for x in range(0, k.width, _SUBKERNEL):
+            elems = min(_SUBKERNEL, k.height - y) * min(_SUBKERNEL, k.width - x)
+            wb = 0
+            if kind == "POOL" and not reduce_sum:
+                # Regor: max(4, k) cycles per micro-block, times ifm_bits / 2 except on U55-32 (4 for 8-bit)
+                steps = 1
+                cyc = max(4, elems) * nhw * nc
+                if not u55_32:
+                    cyc *= bits // 2
+            elif kind == "DEPTHWISE":
+                steps = _cdiv(elems, 4)
+                per = 4 * nhw * max(bits // 8, 1)
+                cyc = max(cycles_wb, per) * steps * nc
+                wb = cycles_wb * steps * nc
+            elif conv_like and not part_kernel:
+                steps = elems
+                cyc = max(cycles_wb, 4 * nhw) * steps * nc
+                wb = 0 if reduce_sum else cycles_wb * steps * nc
+            else:
+                steps = _cdiv(elems, 2 if bits == 16 else 4)
+                cyc = max(cycles_wb, 4 * nhw) * steps * nc * _cdiv(ibd, 8)
+                wb = cycles_wb * steps * nc * _cdiv(ibd, 8)
+            delay = 0
+            if u55_32:
+                d = 7 if acc40 else 3
+                if nhw == 1:
+                    if nc == 1:
+                        delay = d * steps
+                    elif steps > 1:
+                        delay = d * (steps - 1) * nc
+                if (nw == 1 or nh == 1) and nc > 1 and acc40:
+                    delay += d * nc
+            else:
+                d = 3 if (acc40 and arch.macs <= 128) else 2
+                if nhw == 1:
+                    if nc == 1:
+                        delay = d * steps
+                    elif steps > 1:
+                        delay = d * (steps - 1) * nc
+            if part_kernel:
+                delay *= _cdiv(ibd, 8)
+            total += cyc + delay
+            wb_total += wb
+    if conv_like:
+        passes = _cdiv(max(op.ifm.depth, 1), ibd)
+        total *= passes
+        wb_total *= passes
+    cores = max(op.cores, 1)
+    return total / cores, wb_total / cores
+
+
+def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_latency: float = 0.0) -> dict:
+    """MAC/AO pipeline over all blocks: per block M (MAC) and A (AO) stages, each at least Regor's
+    command-issue floor (block memory + M + A) / 4, and A at least the block's scale/bias fetch
+    (10 x block depth x the scales' read latency / 256, Regor); blocks flow through the two stages, so the
+    operation takes sum(max(M, A)) + min(M, A) of the first block.  Returns total, fill (that last term), mac,
+    ao and wd (weight buffer) cycles."""
+    ao_pe = ao_cycles_per_element(arch, op)
+    uses_macs = op.kind in ("CONV", "DEPTHWISE", "POOL")
+    nhcwb16_ew = op.kind == "ELEMENTWISE" and op.ofm.is_nhcwb16
+    total = mac_sum = ao_sum = wd_sum = 0.0
+    fill = None
+    for (h, w, c), count in geo["groups"]:
+        if uses_macs:
+            m, wb = mac_cycles_per_block(arch, op, (h, w, c))
+        else:
+            m, wb = 0.0, 0.0
+        elems = h * w * (_roundup(c, 16) if nhcwb16_ew else c)
+        a = math.ceil(ao_pe * elems)
+        if op.kind in ("CONV", "DEPTHWISE") and scale_latency > 0:
+            a = max(a, 10.0 * c * scale_latency / 256.0)
+        cmd = (block_memory_cycles + m + a) / 4.0
+        ms, as_ = max(m, cmd) if uses_macs else 0.0, max(a, cmd)
+        total += count * max(ms, as_)
+        mac_sum += count * m
+        ao_sum += count * a
+        wd_sum += count * wb
+        if fill is None:
+            fill = min(ms, as_) if uses_macs else 0.0
+    total += fill or 0.0
+    return {"total": total, "fill": fill or 0.0, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}

@@ -1,0 +1,108 @@
+"""Block geometry of a kernel operation: OFM blocks along each axis, the IFM rows and columns a block fetches
+(halo included), the IFM block depth, the micro-block of the variant, contiguous runs for burst efficiency."""
+
+from __future__ import annotations
+
+_SUBKERNEL = 8  # sub-kernel limit (height and width) of convolution, depthwise and pooling
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _roundup(a: int, b: int) -> int:
+    return _cdiv(a, b) * b
+
+
+def _axis_blocks(n: int, b: int) -> list:
+    """[(block size, count)] along one axis of length ``n`` with blocks of ``b``."""
+    b = max(1, min(b, n))
+    full, rem = divmod(n, b)
+    out = [(b, full)] if full else []
+    if rem:
+        out.append((rem, 1))
+    return out
+
+
+def _fetched(out_len: int, blk: int, stride: int, k: int, dil: int, pad: int, in_len: int) -> int:
+    """Input rows (or columns) fetched over all blocks of one axis: each block reads its window (halo
+    included, padding not fetched), once per sub-kernel of at most 8 taps."""
+    total = 0
+    blk = max(1, min(blk, out_len))
+    for ks in range(0, max(k, 1), _SUBKERNEL):
+        ksub = min(_SUBKERNEL, k - ks)
+        span = (ksub - 1) * dil + 1
+        o = 0
+        while o < out_len:
+            e = min(o + blk, out_len)
+            lo = o * stride - pad + ks * dil
+            hi = (e - 1) * stride - pad + ks * dil + span
+            total += max(0, min(hi, in_len) - max(lo, 0))
+            o = e
+    return total
+
+
+def ifm_block_depth(arch, op) -> int:
+    """IFM depth the MAC array consumes per pass (research/ethosu.md 4: 8-bit part-kernel 16, depth-first 32,
+    rounded to the IFM micro-block; 16-bit min(depth, 16) rounded to 4); depthwise/pooling: the OFM block."""
+    d = max(op.ifm.depth, 1)
+    if op.kind in ("DEPTHWISE", "ELEMENTWISE") or (op.kind == "POOL" and op.sub_op != "REDUCE_SUM"):
+        return max(1, min(op.ofm_block[2], op.ofm.depth))
+    if op.ifm.bits >= 16:
+        return _roundup(min(d, 16), 4)
+    limit = 16 if op.kernel is not None and op.kernel.part_kernel_first else 32
+    return _roundup(min(d, limit), arch.ifm_ublock_depth)
+
+
+def micro_block(arch, op) -> tuple:
+    """The OFM micro-block (h, w, c); Regor's 1-D case: a 2-high micro-block becomes 1x4 for a convolution
+    with OFM height 1, even OFM width and kernel height 1."""
+    uh, uw, uc = arch.ofm_ublock
+    if (uh == 2 and op.kind == "CONV" and op.ofm.height == 1 and op.ofm.width % 2 == 0
+            and op.kernel is not None and op.kernel.height == 1):
+        return (1, 4, uc)
+    return (uh, uw, uc)
+
+
+def kernel_geometry(arch, op) -> dict:
+    """Block traversal of a kernel operation: OFM block (clipped), block groups, counts, IFM re-fetch."""
+    ofm = op.ofm
+    oh, ow, od = max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1)
+    bh, bw, bd = op.ofm_block or (oh, ow, od)
+    bh, bw, bd = min(bh, oh), min(bw, ow), min(bd, od)
+    ys, xs, zs = _axis_blocks(oh, bh), _axis_blocks(ow, bw), _axis_blocks(od, bd)
+    groups = [((h, w, c), nh * nw * nc) for h, nh in ys for w, nw in xs for c, nc in zs]
+    spatial = sum(n for _, n in ys) * sum(n for _, n in xs)
+    depth_blocks = sum(n for _, n in zs)
+    k = op.kernel
+    ifm = op.ifm
+    if op.kind == "ELEMENTWISE" or k is None:
+        refetch = 1.0
+        ifm_blk = (bh, bw, bd)
+    else:
+        ih, iw = max(ifm.height, 1), max(ifm.width, 1)
+        rows = _fetched(oh, bh, k.stride_y, k.height, k.dilation_y, k.pad_top, ih)
+        cols = _fetched(ow, bw, k.stride_x, k.width, k.dilation_x, k.pad_left, iw)
+        refetch = rows * cols / float(ih * iw)
+        if op.kind == "CONV" or (op.kind == "POOL" and op.sub_op == "REDUCE_SUM"):
+            refetch *= depth_blocks
+        ibh = min((bh - 1) * k.stride_y + min(k.dilated_height, _SUBKERNEL * k.dilation_y), ih)
+        ibw = min((bw - 1) * k.stride_x + min(k.dilated_width, _SUBKERNEL * k.dilation_x), iw)
+        ifm_blk = (max(ibh, 1), max(ibw, 1), ifm_block_depth(arch, op))
+    return {"ofm_block": (bh, bw, bd), "groups": groups, "blocks": sum(n for _, n in groups),
+            "spatial_blocks": spatial, "depth_blocks": depth_blocks, "ifm_refetch": refetch, "ifm_block": ifm_blk}
+
+
+def contiguous_run(fm, block, cores: int = 1) -> int:
+    """Bytes the NPU moves in one contiguous run when it reads/writes ``block`` (h, w, c) of ``fm``: NHWC
+    rows of ``w x C`` when the block spans the whole depth, else ``c`` channels; NHCWB16 16-channel bricks of
+    ``w`` pixels (the whole row of bricks when the block spans the full width)."""
+    _, bw, bc = block
+    e = max(fm.bits // 8, 1)
+    if fm.format == "NHCWB16":
+        if bw >= fm.width:
+            return 16 * fm.width * e * _cdiv(max(bc, 1), 16)
+        return 16 * bw * e * max(cores, 1)
+    if bc >= fm.depth:
+        return bw * fm.depth * e
+    return bc * e
