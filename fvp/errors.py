@@ -4,8 +4,9 @@ Three kinds of problems are kept apart (as QEMU and Renode do):
 
 * user/config errors (``ConfigError``): bad YAML, bad ``-C`` override, impossible layout; reported at load
   time as one line, exit status 2;
-* guest errors (``GuestError``): the firmware misusing the hardware (unaligned or unmapped access, writes to
-  read-only registers); logged as warnings, raised in strict mode;
+* guest errors: the firmware misusing the hardware (unaligned or unmapped access, writes to read-only
+  registers); the platform logs them as warnings, and in strict mode stops the simulation with
+  ``SimulationStop("guest_error", ...)``;
 * hardware faults the device itself reports to software (NPU ``cmd_parse_error``, bus faults): these are
   *not* Python exceptions for the firmware, they set status bits and raise the IRQ. ``NpuFault`` is used
   inside the NPU model to unwind a command stream and is turned into status bits by the device.
@@ -28,14 +29,6 @@ class ConfigProblems(ConfigError):
         self.problems = problems
 
 
-class ModelError(FvpError):
-    """The model file given on the command line cannot be used (missing, unreadable)."""
-
-
-class GuestError(FvpError):
-    """The firmware misused the hardware (raised only in strict mode; logged otherwise)."""
-
-
 class BusFault(FvpError):
     """An access to an unmapped address or to memory the master cannot reach."""
 
@@ -48,8 +41,12 @@ class BusFault(FvpError):
 class NpuFault(FvpError):
     """Raised inside the NPU model to stop a command stream; the device turns it into STATUS bits.
 
-    ``kind`` is ``"cmd_parse_error"`` or ``"bus_error"``; ``offset`` is the byte offset of the command in the
-    stream, ``address`` the faulting bus address (bus errors), ``region`` the region index involved.
+    ``kind`` is one of ``"cmd_parse_error"`` (the stream is malformed: STATUS.cmd_parse_error), ``"bus_error"``
+    (an access the NPU's masters cannot make: STATUS.bus_status), ``"watchdog"`` (the stream runs past the
+    board's ``npu.max_commands``: STATUS.wd_fault), ``"unsupported"`` (valid for the hardware but not modelled
+    here; reported to the driver as a parse error) or ``"internal_error"`` (a bug in the NPU model; reported as a
+    parse error and a ``[critical]`` line). ``offset`` is the byte offset of the command in the stream,
+    ``address`` the faulting bus address (bus errors), ``region`` the region index involved.
     """
 
     def __init__(self, kind: str, message: str, offset: int = -1, address: int | None = None,

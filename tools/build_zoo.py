@@ -44,18 +44,6 @@ TARGETS = ETHOS_TARGETS + CORTEX_M_TARGETS
 SEED = 0
 
 
-def is_cortex_m(target: str) -> bool:
-    return target.startswith("cortex-m")
-
-
-def default_system_config(target: str) -> str:
-    return "Ethos_U65_High_End" if target.startswith("ethos-u65") else "Ethos_U55_High_End_Embedded"
-
-
-def default_memory_mode(target: str) -> str:
-    return "Sram_Only" if target.startswith("ethos-u65") else "Shared_Sram"
-
-
 # ------------------------------------------------------------------------------------------- worker side
 def _worker() -> int:
     """Compile the jobs given as JSON on stdin, in this (ExecuTorch) interpreter; one JSON line per job."""
@@ -142,6 +130,11 @@ def _check(entries: list[dict], zoo: Path) -> int:
 
 
 def main(argv=None) -> int:
+    # what run.sh fixes per target, from the simulator's own table (this side only: the worker runs under the
+    # ExecuTorch interpreter, which need not have the simulator's dependencies)
+    sys.path.insert(0, str(ROOT))
+    from fvp.host.et_build import default_memory_mode, default_system_config, is_cortex_m
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=None,
                     help="interpreter with ExecuTorch's Arm backend (default: this one; env EXECUTORCH_PYTHON)")

@@ -16,10 +16,6 @@ from . import schema as S
 NPU_VARIANTS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u65-512")
 
 
-class _Problems(list):
-    pass
-
-
 def _fmt_range(base: int, size: int) -> str:
     return f"0x{base:08x}..0x{base + size - 1:08x}" if size else f"0x{base:08x} (empty)"
 
@@ -189,8 +185,7 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
 
     sim_raw = raw.get("simulation") or {}
     simulation = S.SimulationSpec(cycle_limit=sim_raw.get("cycle_limit"), time_limit=sim_raw.get("time_limit"),
-                                  strict=bool(sim_raw.get("strict", False)),
-                                  stop_on_eot=bool(sim_raw.get("stop_on_eot", True)))
+                                  strict=bool(sim_raw.get("strict", False)))
     if npu is not None and npu.device in devices and "uart0" not in devices:
         pass
     if problems:

@@ -100,13 +100,6 @@ def _firmware_entry(v):
     return check_name(v)
 
 
-def _opt(check):
-    def inner(v):
-        return None if v is None else check(v)
-    inner.__name__ = getattr(check, "__name__", "optional")
-    return inner
-
-
 def enum(*allowed):
     def check(v):
         if v not in allowed:
@@ -223,7 +216,7 @@ SCHEMA: dict[str, Any] = {
     },
     "simulation": {
         "cycle_limit": uint((1 << 63) - 1, lo=1, what="a cycle limit"),
-        "time_limit": number(0, 10 ** 9, "a time limit", lo_open=True, unit=" s"), "strict": BOOL, "stop_on_eot": BOOL,
+        "time_limit": number(0, 10 ** 9, "a time limit", lo_open=True, unit=" s"), "strict": BOOL,
     },
 }
 
@@ -339,7 +332,6 @@ class SimulationSpec:
     cycle_limit: int | None
     time_limit: float | None
     strict: bool
-    stop_on_eot: bool = True
 
 
 @dataclass(frozen=True)
