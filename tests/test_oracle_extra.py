@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from fvp.machine.npu.weights import WeightCache
-from npu.helpers import extract_vela_blobs, run_blob
+from machine.npu.helpers import extract_vela_blobs, run_blob
 from testutil import DATA, run_fvp
 
 EXTRA = DATA / "oracle_extra"

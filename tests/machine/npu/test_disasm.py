@@ -10,7 +10,7 @@ from fvp.machine.npu.disasm import disassemble, summarize_operations
 
 from .helpers import extract_vela_blobs
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "data", "corpus")
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "corpus")
 LINE = re.compile(r"^0x[0-9a-f]{4,}  [0-9a-f]{8}( [0-9a-f]{8}|         )  (NPU_\w+|<invalid>)")
 
 

@@ -1,6 +1,6 @@
 """The corpus, end to end on the NPU model, bit-exact against the oracle fixtures and the bundled outputs.
 
-Each program's execution plan is evaluated by ``tests/npu/corpus.py`` (CPU kernels as the runtime computes
+Each program's execution plan is evaluated by ``tests/machine/npu/corpus.py`` (CPU kernels as the runtime computes
 them, delegate calls through ``execute_stream``).  Compared exactly:
 
 * every delegate call's NPU outputs with ``call{c}_npu{k}_{j}`` wherever the fixture array is trustworthy
@@ -19,7 +19,7 @@ from fvp.machine.npu.weights import WeightCache
 from .corpus import load, oracle_names, reliable_fixture_args, run_program
 from .helpers import extract_vela_blobs, run_blob
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "data", "corpus")
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "corpus")
 NAMES = oracle_names()
 BUNDLED_ONLY = ["mobilenet_v1_025_u55-64", "mobilenet_v1_025_u55-256", "mobilenet_v1_025_u55-128_sramonly",
                 "mobilenet_v1_025_u65-256", "resnet8_u65-512"]

@@ -15,7 +15,7 @@ from hwdesc import ethosu as R
 
 from .helpers import extract_vela_blobs
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "data", "corpus")
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "corpus")
 U55 = get_arch("ethos-u55-128")
 U65 = get_arch("ethos-u65-256")
 

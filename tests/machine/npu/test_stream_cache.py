@@ -5,7 +5,7 @@ import numpy as np
 
 from fvp.machine.npu import execute as X
 from fvp.machine.npu.arch import get_arch
-from npu.helpers import FakeMemory, extract_vela_blobs, run_blob
+from .helpers import FakeMemory, extract_vela_blobs, run_blob
 from testutil import CORPUS
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from .helpers import extract_vela_blobs, run_blob
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.normpath(os.path.join(HERE, "..", "data"))
+DATA = os.path.normpath(os.path.join(HERE, "..", "..", "data"))
 CORPUS = os.path.join(DATA, "corpus")
 ORACLE = os.path.join(DATA, "oracle")
 

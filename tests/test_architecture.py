@@ -11,7 +11,7 @@
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("fvp", "firmware", "hwdesc")
 SHARED = ("fvp.errors", "fvp.units", "fvp.bounded_read", "fvp.safe_write")
 HOST = ("fvp.host", "fvp.sweep")

@@ -1,6 +1,6 @@
 """Streams built with Vela's public API, executed by ``execute_stream``, compared with an independent computation.
 
-The expected values come from ``tests/npu/vela_ops.py``: straightforward loops over the parameters handed to
+The expected values come from ``tests/machine/npu/vela_ops.py``: straightforward loops over the parameters handed to
 Vela (weights, biases, scales, zero points, padding, strides, dilation, upscaling, TFLite's quantised ADD
 formula), with the documented rounding step.  Accelerators: U55-128, U55-256, U65-256 and dual-core U65-512.
 Also: faults end a run with ``StreamResult.fault`` set, never with an exception.
