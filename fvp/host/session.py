@@ -80,38 +80,34 @@ def exit_status(reason: str, message: str) -> int:
     return EXIT_FAILURE
 
 
-def print_trailer(platform: Platform, result: RunResult) -> int:
-    """The FVP's last lines for why the simulation stopped; returns the exit status."""
-    reason, message = result.reason, result.message
-    t_ns = result.sim_time_ps // 1000
-    say = platform.say
+def trailer_lines(reason: str, message: str, t_ns: int) -> list[str]:
+    """The FVP's last lines for why the simulation stopped (``reason``/``message`` of a ``RunResult``)."""
+    stopped = f"[warning ][main@0][{t_ns} ns] Simulation stopped by user"
+    stopping = "Info: Simulation is stopping. Reason: "
     if reason == "user" or (reason == "exit" and message == "0"):
-        say("")
-        say("Info: /OSCI/SystemC: Simulation stopped by user.")
-        say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
-    elif reason in _STOP_MESSAGES:
-        say("")
-        say(f"Info: Simulation is stopping. Reason: {_STOP_MESSAGES[reason]}")
-        say(f"[warning ][main@0][{t_ns} ns] Simulation stopped by user")
-    elif reason == "exit":
-        say("")
-        say(f"Info: Simulation is stopping. Reason: the application exited with status {message}.")
-    elif reason == "returned":
-        say("")
-        say("Info: Simulation is stopping. Reason: the firmware returned without signalling the end (no EOT).")
-    elif reason == "hard_fault":
-        say(f"Hard fault: {message}")
-        say(f"Info: Simulation is stopping. Reason: the CPU took a hard fault at {t_ns} ns.")
-    elif reason == "abort":
-        say("")
-        say(f"Info: Simulation is stopping. Reason: the application aborted{': ' + message if message else ''}.")
-    elif reason == "deadlock":
-        say(f"Info: Simulation is stopping. Reason: {message}.")
-    elif reason == "guest_error":
-        say(f"[critical] guest error (strict mode): {message}")
-    else:
-        say(f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)")
-    return exit_status(reason, message)
+        return ["", "Info: /OSCI/SystemC: Simulation stopped by user.", stopped]
+    if reason in _STOP_MESSAGES:
+        return ["", stopping + _STOP_MESSAGES[reason], stopped]
+    if reason == "exit":
+        return ["", f"{stopping}the application exited with status {message}."]
+    if reason == "returned":
+        return ["", f"{stopping}the firmware returned without signalling the end (no EOT)."]
+    if reason == "hard_fault":
+        return [f"Hard fault: {message}", f"{stopping}the CPU took a hard fault at {t_ns} ns."]
+    if reason == "abort":
+        return ["", f"{stopping}the application aborted{': ' + message if message else ''}."]
+    if reason == "deadlock":
+        return [f"{stopping}{message}."]
+    if reason == "guest_error":
+        return [f"[critical] guest error (strict mode): {message}"]
+    return [f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)"]
+
+
+def print_trailer(platform: Platform, result: RunResult) -> int:
+    """Print the FVP's last lines after the UART's output; returns the exit status."""
+    for line in trailer_lines(result.reason, result.message, result.sim_time_ps // 1000):
+        platform.say(line)
+    return exit_status(result.reason, result.message)
 
 
 def print_stat(platform: Platform, r: RunResult) -> None:
