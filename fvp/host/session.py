@@ -42,7 +42,8 @@ def build(spec, *, model: bytes | None = None, args: dict | None = None, host_cw
           **kw) -> Platform:
     """The platform for a command line, its input files read (bounded) before anything is built."""
     inputs = (args or {}).get("inputs")
-    host_inputs.refuse_inputs_for_bundled(model, inputs)
+    if "cmdline" not in (args or {}):  # fvp run -i; the semihosting runner's own command line keeps the runner's
+        host_inputs.refuse_inputs_for_bundled(model, inputs)  # rule (run_fvp.sh --bundle passes a dummy -i)
     limit = host_inputs.memory_limit(spec)
     host_files = host_inputs.preload_inputs(inputs or [], host_cwd, limit)
     return Platform(spec, model=model, args=args, host_cwd=host_cwd, read_limit=limit, host_files=host_files, **kw)
