@@ -246,7 +246,7 @@ def main(argv=None) -> int:
 
         return bench_main(argv[1:])
     if argv[:1] == ["sweep"]:
-        from ..sweep.command import main as sweep_main
+        from .sweep.command import main as sweep_main
 
         return sweep_main(argv[1:])
     parser = build_parser()

@@ -12,9 +12,9 @@ import textwrap
 import pytest
 
 from fvp.boards import ConfigProblems
-from fvp.sweep.plan import Planner
-from fvp.sweep.results import Journal, pareto
-from fvp.sweep.spec import load_sweep, parse_sweep
+from fvp.host.sweep.plan import Planner
+from fvp.host.sweep.results import Journal, pareto
+from fvp.host.sweep.spec import load_sweep, parse_sweep
 from testutil import ROOT, run_fvp
 
 ZOO = ROOT / "fvp" / "host" / "zoo" / "programs"
@@ -69,7 +69,7 @@ def test_bad_sweep_files_are_one_line_errors_naming_the_key(tmp_path):
 
 
 def test_bad_axis_value_is_reported_against_the_board(tmp_path):
-    from fvp.sweep.plan import check_axes
+    from fvp.host.sweep.plan import check_axes
 
     spec = load_sweep(_write(tmp_path, "programs: [{zoo: add}]\naxes: {npu.memory_mode: [Shared_Sram, Fast]}\n"))
     with pytest.raises(ConfigProblems) as e:
@@ -172,7 +172,7 @@ def _single_run(task):
 
 @pytest.fixture(scope="module")
 def local_sweep(tmp_path_factory):
-    from fvp.sweep.command import run_sweep
+    from fvp.host.sweep.command import run_sweep
 
     d = tmp_path_factory.mktemp("sweep")
     path = d / "grid.yaml"
@@ -202,7 +202,7 @@ def test_local_sweep_rows_match_single_runs(local_sweep):
 
 
 def test_rerun_skips_finished_points(local_sweep):
-    from fvp.sweep.command import run_sweep
+    from fvp.host.sweep.command import run_sweep
 
     path, d, first = local_sweep
     res = run_sweep(str(path), str(d / "out"), jobs=2, plot=False, plain_progress=True)
@@ -222,7 +222,7 @@ def test_journal_keeps_complete_rows_of_an_interrupted_sweep(tmp_path):
 
 
 def test_a_failing_point_does_not_stop_the_sweep(tmp_path):
-    from fvp.sweep.command import run_sweep
+    from fvp.host.sweep.command import run_sweep
 
     path = _write(tmp_path, """
         programs: [{zoo: add}]
@@ -248,7 +248,7 @@ def test_cli_reports_a_bad_file_in_one_line(tmp_path):
 def test_sweep_on_a_local_dask_cluster_matches_the_local_rows(local_sweep):
     distributed = pytest.importorskip("distributed", reason="the cluster test needs Dask distributed "
                                                             "(pip install '.[cluster]')")
-    from fvp.sweep.command import run_sweep
+    from fvp.host.sweep.command import run_sweep
 
     path, d, local = local_sweep
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -269,7 +269,7 @@ def test_sweep_on_a_local_dask_cluster_matches_the_local_rows(local_sweep):
 
 def test_plots(local_sweep, tmp_path):
     pytest.importorskip("matplotlib")
-    from fvp.sweep.results import write_plots
+    from fvp.host.sweep.results import write_plots
 
     path, d, res = local_sweep
     files = write_plots(res["rows"], ["npu.variant", "axi1.clock_scale"], tmp_path, "tiny")

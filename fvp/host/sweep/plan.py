@@ -30,10 +30,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
-from ..host import et_build
-from ..boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
-from ..host.program_board import program_config
+from ... import __version__
+from .. import et_build
+from ...boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
+from ..program_board import program_config
 from .spec import COMPILE_KEYS, PORT_FIELDS, SweepSpec, format_value
 
 
@@ -113,7 +113,7 @@ class Compiler:
     """aot_arm_compiler through ExecuTorch (``fvp.host.tutorial.executorch_python``), cached by content."""
 
     def __init__(self, log=None):
-        from ..host.tutorial import executorch_python
+        from ..tutorial import executorch_python
 
         self.python = executorch_python()
         self.log = log or (lambda s: print(s, file=sys.stderr))
@@ -184,7 +184,7 @@ class Planner:
                 raise ConfigProblems([f"{f}: cannot read the program: {e.strerror or e}"]) from None
             out.append(self._add(data, os.path.basename(f), "file"))
         if prog.zoo:
-            from ..host import zoo
+            from .. import zoo
 
             bundle = "--bundleio" in prog.flags or not prog.flags
             quant = "--quantize" in prog.flags or not prog.flags

@@ -86,14 +86,14 @@ def run_pool(tasks: list, blobs: dict, jobs: int):
 
 # ------------------------------------------------------------------------------------------------ Dask
 def _dask_point(task: dict, model: bytes) -> dict:
-    from fvp.sweep.point import run_task
+    from fvp.host.sweep.point import run_task
 
     return run_task(task, model)
 
 
 def _dask_worker_info() -> dict:
     import fvp
-    from fvp.sweep.plan import config_dir_hash
+    from fvp.host.sweep.plan import config_dir_hash
 
     for v in _THREAD_VARS:
         os.environ.setdefault(v, "1")
@@ -107,11 +107,11 @@ def connect(address):
     try:
         from distributed import Client
     except ImportError:
-        from ..boards import ConfigProblems
+        from ...boards import ConfigProblems
 
         raise ConfigProblems(["--cluster needs Dask distributed: pip install 'fvp-corstone300[cluster]'"]) from None
     if isinstance(address, str) and address.startswith("ray://"):
-        from ..boards import ConfigProblems
+        from ...boards import ConfigProblems
 
         raise ConfigProblems([f"--cluster {address}: this simulator runs sweeps on Dask distributed, not Ray "
                               f"(docs/sweep.md says why); give a Dask scheduler address tcp://host:port"])
@@ -124,13 +124,13 @@ def run_dask(tasks: list, blobs: dict, client):
     """Ship every program to every worker once, then one task per point; rows in completion order."""
     from distributed import as_completed
 
-    from .. import __version__
+    from ... import __version__
     from .plan import config_dir_hash
 
     info = client.run(_dask_worker_info)
     bad = {w: i for w, i in info.items() if i != {"version": __version__, "config": config_dir_hash()}}
     if bad:
-        from ..boards import ConfigProblems
+        from ...boards import ConfigProblems
 
         w, i = next(iter(bad.items()))
         raise ConfigProblems([f"--cluster: worker {w} runs fvp {i['version']} with board tables {i['config']}, "

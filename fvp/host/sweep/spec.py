@@ -40,8 +40,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..boards import ConfigProblems
-from ..boards import yaml_safe
+from ...boards import ConfigProblems
+from ...boards import yaml_safe
 
 PORT_FIELDS = ("clock_scale", "burst_length", "read_latency", "write_latency", "max_reads", "max_writes")
 TOP_KEYS = ("name", "programs", "board", "overrides", "axes", "zip", "skip", "mismatch", "timelimit")
@@ -243,7 +243,7 @@ def _programs(where: str, raw, base: Path, problems: list) -> list:
                     files.append(os.path.abspath(h))
         zoo_name = p.get("zoo")
         if zoo_name is not None:
-            from ..host import zoo
+            from .. import zoo
 
             if zoo_name not in zoo.models():
                 problems.append(f"{w}.zoo: {zoo_name!r} is not in the model zoo; allowed: {', '.join(zoo.models())}")
@@ -308,7 +308,7 @@ def parse_sweep(data, path: str = "<sweep>") -> SweepSpec:
         if board.endswith((".yaml", ".yml")) and cand.is_file():
             board = str(cand.resolve())
         else:
-            from ..boards import find_board
+            from ...boards import find_board
 
             try:
                 find_board(board)

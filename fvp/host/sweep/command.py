@@ -12,8 +12,8 @@ import os
 import sys
 import time
 
-from ..host.cli_args import OneLineParser
-from ..host.entry import guarded
+from ..cli_args import OneLineParser
+from ..entry import guarded
 
 
 def build_parser():
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
     def body():
         args = build_parser().parse_args(argv)
         if args.jobs is not None and args.jobs < 1:
-            from ..boards import ConfigProblems
+            from ...boards import ConfigProblems
 
             raise ConfigProblems([f"--jobs {args.jobs}: expected 1 or more"])
         if args.dry_run:
