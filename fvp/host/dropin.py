@@ -43,7 +43,7 @@ FLAVOURS = {
             "macs": "256, 512", "default_macs": 512},
 }
 
-_PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d")
+_PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d|TFL3")  # .pte, .bpte, .tflite (TFLite Micro image)
 
 # (name, type, default, meaning): what -l lists. Only what this simulator acts on, plus the accepted no-ops.
 _PARAMS = [
@@ -286,10 +286,12 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                      "--data model.pte@0x70000000, or -C cpu0.semihosting-cmd_line='executor_runner -m model.pte'")
 
     # the board: base for this binary, then what the program and the ELF say, then the user's -C
-    from .program_board import resolve
+    from .program_board import is_tflite, resolve
 
-    base = fl["board"]
-    res = resolve(model, board=base, overrides=board_params, model_name=model_name, fvp_flavour=flavour)
+    tflite = is_tflite(model)  # MLEK's dynamic-model flow: the TFLite Micro image on this binary's NPU
+    res = resolve(model, board=None if tflite else fl["board"], overrides=board_params, model_name=model_name,
+                  fvp_flavour=flavour)
+    base = res.board
     overrides: list[str] = list(res.program_overrides)
     notes = [f"{what} {res.used[key][0]}" for key, what in (("memory_mode", "memory mode"),
                                                             ("system_config", "system config"))

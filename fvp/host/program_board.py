@@ -15,7 +15,8 @@ timing adapters' settings). So every front end (``fvp run``, ``fvp compare``, ``
   default board of the program's target, and the memory mode (with the pools the runner's build uses for it)
   and the system config are the program's unless given with ``-C``;
 - where the user's board or ``-C`` disagrees with the program, one ``fvp: note:`` line says what differs and
-  what was used; a variant that cannot run the stream is said in words (``Resolution.cannot_run``).
+  what was used; a variant that cannot run the stream is said in words (``Resolution.cannot_run``);
+- a ``.tflite`` (TFLite Micro) runs on the TFLM board unless ``-c`` names another; ``--target`` sets its NPU.
 
 Simplified: the compile specs are found by a byte search of the program (the ``compile_flags`` spec is plain
 text in the flatbuffer); programs whose delegates disagree use the first delegate's values and say so.
@@ -108,6 +109,30 @@ def _user_keys(overrides) -> set:
     return keys
 
 
+TFLM_BOARD = "corstone-300-tflm"  # the TFLite Micro inference runner's board (fvp/boards/corstone-300-tflm.yaml)
+
+
+def is_tflite(image: bytes) -> bool:
+    """A TFLite flatbuffer (file identifier ``TFL3`` at bytes 4-8), run by the TFLite Micro image."""
+    return len(image) >= 8 and image[4:8] == b"TFL3"
+
+
+def _resolve_tflite(board, target, overrides, fvp_flavour) -> Resolution:
+    """A ``.tflite`` runs on the TFLite Micro image: the user's board as given, else the TFLM board; ``--target``
+    (or the drop-in's U65 binary) sets its NPU and that family's default system config (a Vela-compiled
+    ``.tflite`` records neither; Vela's own defaults)."""
+    if board is not None:
+        return Resolution(board=board, overrides=overrides)
+    keys = []
+    variant = target or ("ethos-u65-512" if fvp_flavour == "u65" else None)
+    if variant is not None:
+        from .et_build import check_target, default_system_config
+
+        check_target(variant)
+        keys = [f"npu.variant={variant}", f"npu.system_config={default_system_config(variant)}"]
+    return Resolution(board=TFLM_BOARD, overrides=keys + overrides, program_overrides=keys)
+
+
 def resolve(image: bytes, board: str | None = None, target: str | None = None, overrides=(),
             model_name: str = "the program", fvp_flavour: str = "") -> Resolution:
     """Resolve the board for ``image`` (see the module docstring for the rule).
@@ -117,6 +142,8 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
     Raises ``ConfigProblems`` for a board that does not load.
     """
     overrides = list(overrides)
+    if is_tflite(image):
+        return _resolve_tflite(board, target, overrides, fvp_flavour)
     prog = program_config(image)
     user = _user_keys(overrides)
     chosen_board = board is not None or target is not None

@@ -272,3 +272,18 @@ def test_unknown_planner_is_a_config_error(tmp_path):
     f.write_bytes(m_add())
     p = _fvp(str(f), "-c", "corstone-300-tflm", "-C", "firmware.allocator=best")
     assert p.returncode == 2 and "firmware.allocator" in p.stdout + p.stderr
+
+
+def test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite(vela_model, tmp_path):
+    """Host glue: a .tflite runs on the TFLite Micro board without -c, and through the drop-in's --data (MLEK's
+    dynamic-model address 0x90000000), with the same NPU figures."""
+    _, compiled = vela_model
+    p = _fvp(str(compiled))
+    assert p.returncode == 0, p.stdout + p.stderr
+    active = p.stdout.split("NPU ACTIVE cycles: ")[1].split()[0]
+    d = subprocess.run([sys.executable, "-m", "fvp.host.dropin", "-C", "mps3_board.uart0.out_file=-",
+                        "--data", f"{compiled}@0x90000000"], capture_output=True, text=True, timeout=600)
+    assert d.returncode == 0, d.stdout + d.stderr
+    assert "NPU ACTIVE cycles: " + active in d.stdout
+    u65 = _fvp(str(compiled), "--target", "ethos-u65-256")
+    assert u65.returncode == 1 and "NPU config mismatch" in u65.stdout  # a U55-128 stream on a U65
