@@ -8,6 +8,8 @@ time order with ties broken by scheduling order, so runs are deterministic.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import heapq
 import time as _time
 from dataclasses import dataclass
@@ -16,6 +18,18 @@ from typing import Callable
 from ..errors import SimulationStop
 
 PS_PER_S = 10 ** 12
+
+# The cancellation hook of the running simulation: a device model whose work for one event is long (an NPU
+# operation computed on the host) calls ``interruption_point()`` between chunks of it, so that ``--timelimit``
+# stops the run within a chunk rather than after the event. Outside ``Simulator.interruptible()`` it does nothing.
+_INTERRUPT: contextvars.ContextVar = contextvars.ContextVar("fvp_interrupt", default=None)
+
+
+def interruption_point() -> None:
+    """Raise ``SimulationStop("time_limit")`` if the running simulation's wall-clock limit has passed."""
+    check = _INTERRUPT.get()
+    if check is not None:
+        check()
 
 
 @dataclass(frozen=True)
@@ -72,8 +86,21 @@ class Simulator:
     def check_limits(self) -> None:
         if self.cycle_limit is not None and self.cpu_cycles > self.cycle_limit:
             raise SimulationStop("cycle_limit")
+        self.check_wall_limit()
+
+    def check_wall_limit(self) -> None:
         if self.time_limit_s is not None and _time.monotonic() - self.wall_start > self.time_limit_s:
             raise SimulationStop("time_limit")
+
+    @contextlib.contextmanager
+    def interruptible(self):
+        """Within this block ``interruption_point()`` checks this simulation's wall-clock limit (a device's long
+        host computation, such as an NPU command stream, is then stopped between its chunks)."""
+        token = _INTERRUPT.set(self.check_wall_limit if self.time_limit_s is not None else None)
+        try:
+            yield
+        finally:
+            _INTERRUPT.reset(token)
 
     # ---- events
     def schedule(self, at_ps: int, fn: Callable[[], None]) -> None:

@@ -17,6 +17,7 @@ last soft reset, LOCK/AXI limits are plain storage.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -89,6 +90,14 @@ class NpuMemoryPort:
             return self.bus.view(address, length, "npu")
         except BusFault as e:
             raise NpuFault("bus_error", str(e), address=e.address) from None
+
+    def memory_at(self, address: int):
+        """``(start, size, name)`` of the memory the NPU reaches at ``address``, or None (the resource bounds
+        of an operation are what that memory can hold)."""
+        w = self.bus.map.find(address)
+        if w is None or "npu" not in w.masters:
+            return None
+        return w.start, w.end - w.start, w.name
 
 
 class EthosU(Device):
@@ -224,9 +233,11 @@ class EthosU(Device):
             except NpuFault as e:
                 fault = NpuFault("bus_error", f"command stream fetch at QBASE 0x{self.qbase:x}: {e}", address=e.address)
         if words is not None:
-            result = execute_stream(words, arch=self.arch, base_pointers=list(self.basep), memory=self.memory,
-                                    shram=self.shram, engine=self.engine, weight_cache=shared_weight_cache(),
-                                    max_commands=self.max_commands)
+            interruptible = getattr(self.sim, "interruptible", None)  # --timelimit stops a long stream
+            with interruptible() if interruptible is not None else contextlib.nullcontext():
+                result = execute_stream(words, arch=self.arch, base_pointers=list(self.basep), memory=self.memory,
+                                        shram=self.shram, engine=self.engine, weight_cache=shared_weight_cache(),
+                                        max_commands=self.max_commands)
             fault = result.fault
         ops = list(result.operations) if result is not None else []
         timing = self._stream_timing(words, ops, fault)

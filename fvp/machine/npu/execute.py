@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NpuFault
+from ..sim import interruption_point
+from . import bounds
 from . import featuremap as fmap
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, decode_command
@@ -221,6 +223,7 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     if op.ofm_round_mode == 3 or op.ifm_round_mode == 3:
         raise NpuFault("cmd_parse_error", "reserved round mode 3", offset=op.offset)
     _check_size(op)
+    bounds.check_kernel_op(ctx, op)
     ifm = op.ifm
     if op.kind == "ELEMENTWISE":
         a = _read_fm(ctx, rec, ifm, "ifm", ifm.height, ifm.width, ifm.depth)
@@ -260,22 +263,36 @@ def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     else:
         src = ctx.view(d.src_region, d.src_address, total, False)
         rec._add("r", "dma", d.src_region, total)
-    data = np.array(src, copy=True)
     # [inferred from Regor's U65 generator] row r of plane p goes to
     # dst + p * (LEN * SIZE0 + SKIP1) + r * (LEN + SKIP0); the source is contiguous.
     row_stride = d.length + (d.skip0 if mode else 0)
     plane_stride = d.length * rows + (d.skip1 if mode == 2 else 0)
-    offs = [p * plane_stride + r * row_stride for p in range(planes) for r in range(rows)]
-    lo = min(offs)
-    hi = max(offs) + d.length
+    lo = min(0, (planes - 1) * plane_stride) + min(0, (rows - 1) * row_stride)
+    hi = max(0, (planes - 1) * plane_stride) + max(0, (rows - 1) * row_stride) + d.length
+    bounds.check_dma(ctx, op, total, hi - lo)
+    data = np.array(src, copy=True)
     if d.dst_internal:
         dst = ctx.shram_slice(d.dst_address + lo, hi - lo)
         region = SHRAM_REGION
     else:
         dst = ctx.view(d.dst_region, d.dst_address + lo, hi - lo, True)
         region = d.dst_region
-    for i, o in enumerate(offs):
-        dst[o - lo:o - lo + d.length] = data[i * d.length:(i + 1) * d.length]
+    if rows * planes == 1:
+        dst[-lo:-lo + d.length] = data
+    elif row_stride >= d.length and plane_stride >= (rows - 1) * row_stride + d.length:
+        # rows that do not overlap: one strided copy
+        target = np.lib.stride_tricks.as_strided(dst, shape=(planes, rows, d.length),
+                                                 strides=(plane_stride, row_stride, 1), writeable=True)
+        target[...] = data.reshape(planes, rows, d.length)
+    else:  # overlapping rows: in order, the later row wins
+        i = 0
+        for p in range(planes):
+            for r in range(rows):
+                if i % 4096 == 0:
+                    interruption_point()
+                o = p * plane_stride + r * row_stride - lo
+                dst[o:o + d.length] = data[i * d.length:(i + 1) * d.length]
+                i += 1
     rec._add("w", "dma", region, total)
     return rec
 
@@ -294,6 +311,7 @@ def _remember(key, ops: list, op_counts: list, end: int) -> None:
 
 def _run_operation(ctx: _Ctx, op) -> OpRecord:
     """One decoded operation: a DMA, a kernel operation, or one with nothing to compute (waits, STOP)."""
+    interruption_point()
     if op.kind == "DMA":
         return _run_dma(ctx, op)
     if op.is_kernel_op:
@@ -361,6 +379,9 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
             if not cmd.is_operation:
                 state.apply(cmd)
                 continue
+            if len(op_counts) >= bounds.MAX_OPERATIONS_PER_STREAM:
+                raise NpuFault("unsupported", f"more than {bounds.MAX_OPERATIONS_PER_STREAM} operations in one "
+                               f"command stream (the host memory of their records)", offset=off)
             op = build_operation(state, cmd, arch)
             op_counts.append(count)
             if op.kind == "STOP":

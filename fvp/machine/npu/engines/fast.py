@@ -16,6 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ...sim import interruption_point
 from . import reference as ref
 from ._jit import njit
 
@@ -325,25 +326,55 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     chunk = (EXACT_F32 - 1) // prod
     if chunk >= min(K, MIN_F32_CHUNK):
         P = padded_ifm(ifm, op, dtype=np.float32)
-        cols = _im2col(P, op, np.float32)
         wm = _gemm_weights(weights, np.float32)
-        if chunk >= K:
-            acc = (cols @ wm).astype(np.int64)
-        else:
-            acc = np.zeros((oh * ow, O), np.int64)
-            for k0 in range(0, K, chunk):
-                acc += (cols[:, k0:k0 + chunk] @ wm[k0:k0 + chunk]).astype(np.int64)
+        acc = np.zeros((oh * ow, O), np.int64)
+        for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):
+            cols = _im2col(Ps, sub, np.float32)
+            part = acc[r0 * ow:r1 * ow]
+            if chunk >= K:
+                part += (cols @ wm).astype(np.int64)
+            else:
+                for k0 in range(0, K, chunk):
+                    part += (cols[:, k0:k0 + chunk] @ wm[k0:k0 + chunk]).astype(np.int64)
         return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
     if K * prod < EXACT_F64:
         P = padded_ifm(ifm, op, dtype=np.float64)
-        cols = _im2col(P, op, np.float64)
         wm = _gemm_weights(weights, np.float64)
-        acc = (cols @ wm).astype(np.int64)
+        acc = np.zeros((oh * ow, O), np.int64)
+        for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):
+            acc[r0 * ow:r1 * ow] = (_im2col(Ps, sub, np.float64) @ wm).astype(np.int64)
         return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
     P = padded_ifm(ifm, op)
     acc = np.zeros((oh, ow, O), np.int64)
-    _conv_int64(P, np.ascontiguousarray(weights), oh, ow, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, acc)
+    W = np.ascontiguousarray(weights)
+    for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):
+        _conv_int64(Ps, W, r1 - r0, ow, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, acc[r0:r1])
     return acc + np.asarray(bias, np.int64)
+
+
+STRIPE_MACS = 1 << 28  # multiply-accumulates per stripe of OFM rows (about 0.1-1 s): --timelimit is checked between
+
+
+def _ofm_stripes(P, op, K, O):
+    """Stripes of OFM rows ``(r0, r1, P rows they read, the operation restricted to them)``: the convolution is
+    computed stripe by stripe (bounded im2col memory), with an interruption point before each."""
+    from dataclasses import replace
+
+    from ..bounds import IM2COL_STRIPE_ELEMENTS
+
+    k = op.kernel
+    oh, ow = op.ofm.height, op.ofm.width
+    per_row = max(ow * K, 1)
+    n = max(1, min(IM2COL_STRIPE_ELEMENTS // per_row, STRIPE_MACS // (per_row * max(O, 1))))
+    if n >= oh:
+        interruption_point()
+        yield 0, oh, P, op
+        return
+    for r0 in range(0, oh, n):
+        interruption_point()
+        r1 = min(oh, r0 + n)
+        sub = replace(op, ofm=replace(op.ofm, height=r1 - r0))
+        yield r0, r1, P[r0 * k.stride_y:(r1 - 1) * k.stride_y + k.dilated_height], sub
 
 
 def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:

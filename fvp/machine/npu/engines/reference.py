@@ -33,6 +33,11 @@ import numpy as np
 
 from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
 
+from ...sim import interruption_point
+
+#: host memory per element relative to the fast engine (object arrays of Python integers): ``npu/bounds.py``
+HOST_BYTES_FACTOR = 6
+
 # ================================================================================== rounding / output stage
 
 
@@ -207,6 +212,7 @@ def kernel_taps(P: np.ndarray, op):
     oh, ow = op.ofm.height, op.ofm.width
     for ky in range(k.height):
         for kx in range(k.width):
+            interruption_point()  # a tap is one pass over the OFM: --timelimit may stop the operation here
             y0 = ky * k.dilation_y
             x0 = kx * k.dilation_x
             yield ky, kx, P[y0:y0 + (oh - 1) * k.stride_y + 1:k.stride_y, x0:x0 + (ow - 1) * k.stride_x + 1:k.stride_x]
