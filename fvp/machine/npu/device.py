@@ -66,12 +66,13 @@ _TIMING_CACHE: dict = {}
 
 def shared_weight_cache():
     """One content-keyed cache of decoded weight streams per host process: a stream is decoded once and
-    reused by every inference, command stream and platform instance that meets the same bytes."""
+    reused by every inference, command stream and platform instance that meets the same bytes; in front of the
+    on-disk cache, which other processes share (``FVP_CACHE=0`` turns that off)."""
     global _WEIGHT_CACHE
     if _WEIGHT_CACHE is None:
-        from .weights import WeightCache
+        from .weights import WeightCache, disk_cache
 
-        _WEIGHT_CACHE = WeightCache()
+        _WEIGHT_CACHE = WeightCache(disk=disk_cache())
     return _WEIGHT_CACHE
 
 

@@ -178,10 +178,74 @@ def scatter_kernel(mem, vals, tb, h0, h1, w0, sy, sx, sc, esz, brick):
                     mem[a + k] = np.uint8((v >> (8 * k)) & 0xFF)
 
 
+_READ_DTYPES = {(1, True): "i1", (1, False): "u1", (2, True): "<i2", (2, False): "<u2", (4, True): "<i4",
+                (4, False): "<u4", (8, True): "<i8", (8, False): "<i8"}
+_WRITE_DTYPES = {1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}
+
+
+def _strided(view: np.ndarray, start: int, dtype: str, shape: tuple, strides: tuple) -> np.ndarray:
+    """The bytes of ``view`` as ``dtype`` elements at ``start + sum(index * stride)`` (signed byte strides,
+    unaligned elements allowed). Every element must lie inside ``view``: the callers ask only for elements of a
+    feature map's extent, which is what the view covers."""
+    first = view[start:start + np.dtype(dtype).itemsize].view(dtype)
+    return np.lib.stride_tricks.as_strided(first, shape=shape, strides=strides)
+
+
+def _parts(fm, view: np.ndarray, lo: int, h: int, w: int, d: int, dtype: str) -> list:
+    """``(rows, cols, channels, array)`` for the pieces of the ``h x w x d`` area: per non-empty tile, the NHWC
+    block, or the NHCWB16 full bricks (a 4-D view) and the partial last brick; each a strided view of memory."""
+    esz = fm.bits // 8
+    origin = {0: (0, 0), 1: (0, fm.width0), 2: (fm.height0, 0), 3: (fm.height1, fm.width0)}
+    out = []
+    for t, ny, nx in _tile_boxes(h, w, fm.height0, fm.height1, fm.width0):
+        y0, x0 = origin[t]
+        base = fm.bases[t] - lo
+        rows, cols = slice(y0, y0 + ny), slice(x0, x0 + nx)
+        if fm.format != "NHCWB16":
+            out.append((rows, cols, slice(0, d), _strided(view, base, dtype, (ny, nx, d),
+                                                          (fm.stride_y, fm.stride_x, esz))))
+            continue
+        full = d // 16
+        if full:
+            out.append((rows, cols, slice(0, full * 16),
+                        _strided(view, base, dtype, (ny, nx, full, 16), (fm.stride_y, 16 * esz, fm.stride_c, esz))))
+        if d > full * 16:
+            out.append((rows, cols, slice(full * 16, d),
+                        _strided(view, base + full * fm.stride_c, dtype, (ny, nx, d - full * 16),
+                                 (fm.stride_y, 16 * esz, esz))))
+    return out
+
+
+def _distinct(fm, h: int, w: int, d: int) -> bool:
+    """Whether every element of the area has its own bytes (no two elements, in a tile or across tiles,
+    share one): then a scatter's result does not depend on the order of its writes. A sufficient test: each
+    axis's stride, smallest first, steps over the span of the smaller ones; tiles' byte ranges disjoint."""
+    esz = fm.bits // 8
+    ranges = []
+    for t, ny, nx in _tile_boxes(h, w, fm.height0, fm.height1, fm.width0):
+        if fm.format == "NHCWB16":
+            axes = [(fm.stride_y, ny), (16 * esz, nx), (fm.stride_c, -(-d // 16)), (esz, min(d, 16))]
+        else:
+            axes = [(fm.stride_y, ny), (fm.stride_x, nx), (esz, d)]
+        span = esz
+        lo = hi = fm.bases[t]
+        for stride, n in sorted(((abs(s), n) for s, n in axes if n > 1)):
+            if stride < span:
+                return False
+            span += stride * (n - 1)
+        for s, n in axes:
+            step = s * (n - 1)
+            lo, hi = lo + min(step, 0), hi + max(step, 0)
+        ranges.append((lo, hi + esz))
+    ranges.sort()
+    return all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:]))
+
+
 def gather(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -> np.ndarray:
     """Read ``fm``'s area into a dense array (int32, or int64 for 32/64-bit unsigned/64-bit types).
 
-    ``view`` is a uint8 array covering the tensor's extent, starting at region offset ``lo``.
+    ``view`` is a uint8 array covering the tensor's extent, starting at region offset ``lo``. Strided numpy
+    copies per tile (``gather_kernel`` is the same read, one element at a time, and the tests compare them).
     """
     h = fm.height if height is None else height
     w = fm.width if width is None else width
@@ -190,19 +254,52 @@ def gather(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -
     out = np.empty((max(h, 0), max(w, 0), max(d, 0)), dtype=dt)
     if out.size == 0:
         return out
-    esz = fm.bits // 8
-    gather_kernel(view, out, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y, fm.stride_x,
-                  fm.stride_c, esz, bool(fm.signed), fm.format == "NHCWB16")
+    src_dtype = _READ_DTYPES[(fm.bits // 8, bool(fm.signed))]
+    for rows, cols, chans, part in _parts(fm, view, lo, h, w, d, src_dtype):
+        dst = out[rows, cols, chans]
+        if part.ndim == 4:
+            dst = dst.reshape(part.shape)
+        np.copyto(dst, part, casting="unsafe")
     return out
 
 
 def scatter(fm, view: np.ndarray, lo: int, values: np.ndarray) -> None:
-    """Write dense ``values[H, W, C]`` (in the element type's range) into ``fm``'s area."""
+    """Write dense ``values[H, W, C]`` (in the element type's range) into ``fm``'s area: each element's low
+    bytes, little-endian. Strided numpy copies when no two elements share bytes, else ``scatter_kernel`` (one
+    element at a time, in order, so that a later element's write wins as on the hardware)."""
     if values.size == 0:
         return
+    h, w, d = values.shape
     esz = fm.bits // 8
-    scatter_kernel(view, values, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y,
-                   fm.stride_x, fm.stride_c, esz, fm.format == "NHCWB16")
+    if not _distinct(fm, h, w, d):
+        scatter_kernel(view, values, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y,
+                       fm.stride_x, fm.stride_c, esz, fm.format == "NHCWB16")
+        return
+    for rows, cols, chans, part in _parts(fm, view, lo, h, w, d, _WRITE_DTYPES[esz]):
+        src = values[rows, cols, chans]
+        if part.ndim == 4:
+            src = src.reshape(part.shape)
+        np.copyto(part, src, casting="unsafe")
+
+
+def gather_reference(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -> np.ndarray:
+    """:func:`gather` one element at a time (the numba kernel): the tests' second opinion."""
+    h = fm.height if height is None else height
+    w = fm.width if width is None else width
+    d = fm.depth if depth is None else depth
+    dt = np.int32 if fm.bits < 32 or (fm.bits == 32 and fm.signed) else np.int64
+    out = np.empty((max(h, 0), max(w, 0), max(d, 0)), dtype=dt)
+    if out.size:
+        gather_kernel(view, out, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y,
+                      fm.stride_x, fm.stride_c, fm.bits // 8, bool(fm.signed), fm.format == "NHCWB16")
+    return out
+
+
+def scatter_reference(fm, view: np.ndarray, lo: int, values: np.ndarray) -> None:
+    """:func:`scatter` one element at a time, in order (the numba kernel)."""
+    if values.size:
+        scatter_kernel(view, values, tile_offsets(fm, lo), fm.height0, fm.height1, fm.width0, fm.stride_y,
+                       fm.stride_x, fm.stride_c, fm.bits // 8, fm.format == "NHCWB16")
 
 
 def element_address(fm, y: int, x: int, c: int) -> int:

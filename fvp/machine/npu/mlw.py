@@ -116,7 +116,7 @@ def _as_uint8(data) -> np.ndarray:
 _POPCOUNT12 = np.array([bin(i).count("1") for i in range(4096)], dtype=np.int64)
 
 
-@njit
+@njit(inline="always")
 def _peek(buf, pos, n):
     """``n`` (<= 25) bits at bit position ``pos``, LSB-first; ``buf`` must have 4 readable bytes at pos >> 3."""
     b = pos >> 3

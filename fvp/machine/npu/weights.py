@@ -22,6 +22,7 @@ depthwise (Vela never emits that combination).
 
 from __future__ import annotations
 
+import struct
 from collections import OrderedDict
 
 import numpy as np
@@ -207,20 +208,47 @@ _UNPACK_REQUIRED = ("ofm_depth", "ifm_depth", "kernel_h", "kernel_w", "ofm_block
                     "part_kernel_first")
 
 
+def disk_cache(**kwargs):
+    """The on-disk cache of decoded weights (:mod:`fvp.machine.npu.diskcache`), versioned by the source of the
+    decoder and of the weight ordering."""
+    from . import diskcache, mlw
+
+    return diskcache.DiskCache("weights", diskcache.source_hash(mlw.__file__, __file__), **kwargs)
+
+
+def _to_disk(w: np.ndarray) -> bytes:
+    """A decoded weight array as bytes: rank, shape, int16 values (decoded weights are 9-bit)."""
+    return struct.pack(f"<B{w.ndim}I", w.ndim, *w.shape) + w.astype("<i2").tobytes()
+
+
+def _from_disk(payload: bytes) -> np.ndarray | None:
+    try:
+        ndim = payload[0]
+        shape = struct.unpack_from(f"<{ndim}I", payload, 1)
+        values = np.frombuffer(payload, "<i2", offset=1 + 4 * ndim)
+        return values.reshape(shape).astype(np.int32)
+    except (IndexError, struct.error, ValueError):
+        return None
+
+
 class WeightCache:
     """Decoded-weight cache keyed by the stream's bytes and the unpack parameters, LRU-bounded by total bytes.
 
     ``get`` returns a read-only ``W`` array; the same object is returned for the same key. ``hits`` and
     ``misses`` count lookups. Only the values the traversal needs are decoded (``decode_mlw(max_values=...)``),
-    as the hardware fetches no further.
+    as the hardware fetches no further. With ``disk`` (a :class:`~fvp.machine.npu.diskcache.DiskCache`, e.g.
+    :func:`disk_cache`) a miss first looks on disk, and what it decodes is written there: another process then
+    decodes nothing (``disk_hits`` counts those reads).
     """
 
-    def __init__(self, max_bytes: int = 256 << 20):
+    def __init__(self, max_bytes: int = 256 << 20, disk=None):
         self.max_bytes = int(max_bytes)
         self._entries: OrderedDict = OrderedDict()
         self.total_bytes = 0
         self.hits = 0
         self.misses = 0
+        self.disk = disk
+        self.disk_hits = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -246,8 +274,20 @@ class WeightCache:
             self.hits += 1
             return entry
         self.misses += 1
-        need = weight_stream_length(**params)
-        w = unpack_weights(decode_mlw(stream, max_values=need), **params)
+        w = None
+        disk_key = None
+        if self.disk is not None:
+            disk_key = stream + repr(key[1]).encode()
+            payload = self.disk.get(disk_key)
+            if payload is not None:
+                w = _from_disk(payload)
+                if w is not None:
+                    self.disk_hits += 1
+        if w is None:
+            need = weight_stream_length(**params)
+            w = unpack_weights(decode_mlw(stream, max_values=need), **params)
+            if disk_key is not None:
+                self.disk.put(disk_key, _to_disk(w))
         w.flags.writeable = False
         size = len(stream) + w.nbytes
         if size <= self.max_bytes:

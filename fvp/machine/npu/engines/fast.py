@@ -18,13 +18,71 @@ import numpy as np
 
 from ...sim import interruption_point
 from . import reference as ref
-from ._jit import njit
+from ._jit import njit, numba_loaded
 
 EXACT_F64 = 2 ** 53
 EXACT_F32 = 2 ** 24
 MIN_F32_CHUNK = 64  # below this many reduction elements per float32 GEMM, use float64
 GEMM_WEIGHT_CACHE_BYTES = 128 << 20  # GEMM forms of recently used decoded weights kept at most
 SAT = np.int64(1) << np.int64(62)
+#: Arrays of at most this many elements take numpy paths instead of numba kernels (the same integer arithmetic,
+#: bit for bit; the tests compare them). A program of small operations then never imports numba (0.4 s of a new
+#: process); large operations, where a fused kernel saves more than it costs to load, use the kernels.
+NUMPY_MAX_ELEMENTS = 1 << 15
+
+
+#: Larger arrays too take numpy paths until this process has pushed this many of their elements through them
+#: (about one MobileNetV2 inference), unless numba is loaded already: a single run never pays the 0.4 s of
+#: loading the kernels, a long one (many inferences, a benchmark) gets them for its later operations.
+JIT_AFTER_ELEMENTS = 8 << 20
+_numpy_large_elements = [0]
+
+
+def _small(*arrays) -> bool:
+    """Whether this operation's arrays take the numpy path (True) or the numba kernels (False)."""
+    return _numpy_path(max(a.size for a in arrays))
+
+
+def _numpy_path(n: int, count: bool = True) -> bool:
+    """Whether an array of ``n`` elements takes the numpy path; ``count``: it will (the elements count towards
+    ``JIT_AFTER_ELEMENTS``)."""
+    if n <= NUMPY_MAX_ELEMENTS:
+        return True
+    if numba_loaded():
+        return False
+    if count:
+        _numpy_large_elements[0] += n
+    return _numpy_large_elements[0] + (0 if count else n) <= JIT_AFTER_ELEMENTS
+
+
+def _round_const(v, s, mode):
+    """The rounding constant R of :func:`mul_round_shift` for values ``v`` and shifts ``s`` (broadcast, int64
+    or Python-int object arrays)."""
+    zero = np.zeros((), v.dtype)
+    one = np.ones((), v.dtype)
+    if mode == 1:  # TRUNCATE: towards zero
+        return np.where((v >= 0) | (s == 0), zero, (one << s) - 1)
+    r = np.where(s > 0, one << np.maximum(s - 1, 0), zero)
+    if mode == 0:  # DBL: an extra 2**30 with the sign of v for shifts above 31
+        r = r + np.where(s > 31, np.where(v >= 0, one << 30, -(one << 30)), zero)
+    return r
+
+
+def mul_round_shift_np(v, m, s, mode) -> np.ndarray:
+    """:func:`mul_round_shift` elementwise in numpy (``v``, ``m``, ``s`` broadcast): ``floor((v*m + R) / 2**s)``
+    saturated to +-2**62, which is what the kernel's 96-bit arithmetic computes for ``|v| <= 2**62``. int64
+    where no intermediate can overflow, Python integers otherwise."""
+    v = np.asarray(v, np.int64)
+    m = np.asarray(m, np.int64)
+    s = np.asarray(s, np.int64)
+    vmax = int(np.abs(v).max(initial=0))
+    mmax = int(np.abs(m).max(initial=0))
+    smax = int(s.max(initial=0))
+    if vmax * mmax + (1 << max(smax, 31)) < (1 << 62) and smax <= 62:
+        return (v * m + _round_const(v, s, mode)) >> s  # below 2**62: no saturation either
+    vo, mo, so = v.astype(object), m.astype(object), s.astype(object)
+    res = (vo * mo + _round_const(vo, so, mode)) >> so
+    return np.clip(res, -int(SAT), int(SAT)).astype(np.int64)
 
 
 # ================================================================================== exact scaling
@@ -166,6 +224,20 @@ def _lut_table(op, lut):
     return 2, lut[:2048].view("<u4").astype(np.int64), signed
 
 
+def _lut_np(y, kind, tab, lut_signed):
+    """The output-stage kernel's table lookup in numpy (``y`` int64)."""
+    if kind == 1:
+        idx = y + 128 if lut_signed else y
+        return tab[np.clip(idx, 0, tab.shape[0] - 1)]
+    u = np.clip(y + 32768 if lut_signed else y, 0, 65535)
+    word = tab[u >> 7]
+    base = word & 0xFFFF
+    base = base - ((base & 0x8000) << 1)
+    slope = (word >> 16) & 0xFFFF
+    slope = slope - ((slope & 0x8000) << 1)
+    return ((base << 7) + slope * (u & 0x7F) + 64) >> 7
+
+
 def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     """Same contract as :func:`reference.output_stage`; ``value`` is int64 (..., C)."""
     value = np.ascontiguousarray(value, dtype=np.int64)
@@ -176,9 +248,17 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     s = np.ascontiguousarray(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
     rng = ref.clamp_range(op)
     kind, tab, lut_signed = _lut_table(op, lut)
-    out = np.empty_like(v2)
     ofm = op.ofm
     mode = op.ofm_round_mode
+    if _small(v2):
+        # numpy: the kernels' arithmetic, exact (int64 where it cannot overflow, Python integers otherwise)
+        y = mul_round_shift_np(v2, m, s, mode) + np.int64(ofm.zero_point)
+        if rng is not None:
+            y = np.clip(y, rng[0], rng[1])
+        if kind:
+            y = _lut_np(y, kind, tab, lut_signed)
+        return np.clip(y, int(ofm.min_value), int(ofm.max_value)).reshape(shape)
+    out = np.empty_like(v2)
     if kind == 0 and mode in (0, 2) and v2.size and s.max(initial=0) <= 62 and s.min(initial=0) >= 0:
         vmax = max(int(v2.max()), -int(v2.min()))
         lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
@@ -316,6 +396,14 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     (``chunk * max|x - zp| * max|w| < 2**24``), chunk results summed in int64; float64 when the chunks would be
     tiny (16-bit IFMs) and the whole sum stays below 2**53; an int64 loop otherwise.
     """
+    acc = _conv_sums(ifm, weights, op)
+    if acc.dtype != np.int64:
+        acc = acc.astype(np.int64)
+    return acc.reshape(op.ofm.height, op.ofm.width, -1) + np.asarray(bias, np.int64)
+
+
+def _conv_sums(ifm, weights, op) -> np.ndarray:
+    """The CONV sums without the bias, ``(OH * OW, O)``: exact integers in float32 (one GEMM) or int64."""
     k = op.kernel
     oh, ow = op.ofm.height, op.ofm.width
     O, KH, KW, I = weights.shape
@@ -327,29 +415,35 @@ def conv_acc(ifm, weights, bias, op) -> np.ndarray:
     if chunk >= min(K, MIN_F32_CHUNK):
         P = padded_ifm(ifm, op, dtype=np.float32)
         wm = _gemm_weights(weights, np.float32)
-        acc = np.zeros((oh * ow, O), np.int64)
-        for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):
+        acc = None
+        for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):  # stripes of OFM rows: bounded im2col, --timelimit
             cols = _im2col(Ps, sub, np.float32)
-            part = acc[r0 * ow:r1 * ow]
             if chunk >= K:
-                part += (cols @ wm).astype(np.int64)
-            else:
-                for k0 in range(0, K, chunk):
-                    part += (cols[:, k0:k0 + chunk] @ wm[k0:k0 + chunk]).astype(np.int64)
-        return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
+                if r0 == 0 and r1 == oh:
+                    return cols @ wm
+                if acc is None:
+                    acc = np.empty((oh * ow, O), np.float32)
+                np.matmul(cols, wm, out=acc[r0 * ow:r1 * ow])
+                continue
+            if acc is None:
+                acc = np.zeros((oh * ow, O), np.int64)
+            part = acc[r0 * ow:r1 * ow]
+            for k0 in range(0, K, chunk):
+                part += (cols[:, k0:k0 + chunk] @ wm[k0:k0 + chunk]).astype(np.int64)
+        return acc
     if K * prod < EXACT_F64:
         P = padded_ifm(ifm, op, dtype=np.float64)
         wm = _gemm_weights(weights, np.float64)
         acc = np.zeros((oh * ow, O), np.int64)
         for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):
             acc[r0 * ow:r1 * ow] = (_im2col(Ps, sub, np.float64) @ wm).astype(np.int64)
-        return acc.reshape(oh, ow, O) + np.asarray(bias, np.int64)
+        return acc
     P = padded_ifm(ifm, op)
     acc = np.zeros((oh, ow, O), np.int64)
     W = np.ascontiguousarray(weights)
     for r0, r1, Ps, sub in _ofm_stripes(P, op, K, O):
         _conv_int64(Ps, W, r1 - r0, ow, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, acc[r0:r1])
-    return acc + np.asarray(bias, np.int64)
+    return acc.reshape(oh * ow, O)
 
 
 STRIPE_MACS = 1 << 28  # multiply-accumulates per stripe of OFM rows (about 0.1-1 s): --timelimit is checked between
@@ -442,6 +536,28 @@ def _avg_div(value, cnt, out):
                 out[i, j, k] = (value[i, j, k] * m + (1 << (s - 1))) >> s
 
 
+def _avg_div_call(value, cnt):
+    q = np.empty(value.shape, np.int64)
+    _avg_div(value, np.ascontiguousarray(cnt, np.int64), q)
+    return q
+
+
+def _avg_div_np(value, cnt):
+    """:func:`_avg_div` in numpy: the same int64 arithmetic."""
+    d = np.broadcast_to(np.asarray(cnt, np.int64), value.shape[:2] + (1,))
+    dpos = np.maximum(d, 1)
+    kk = np.zeros(dpos.shape, np.int64)
+    while True:  # smallest kk with 2**kk >= d
+        more = (np.int64(1) << kk) < dpos
+        if not more.any():
+            break
+        kk += more
+    m = (((np.int64(1) << 30) + 1) << kk) // dpos
+    sh = 30 + kk
+    q = (value * m + (np.int64(1) << (sh - 1))) >> sh
+    return np.where(d > 0, q, 0)
+
+
 # ================================================================================== elementwise
 
 
@@ -502,6 +618,8 @@ def elementwise_value(a_raw, b_raw, op):
 
             def sc(x):
                 x = np.ascontiguousarray(x)
+                if _small(x):
+                    return mul_round_shift_np(x << L, m, s + L, rm)
                 out = np.empty(x.shape, np.int64)
                 _scale_operand(x, L, m, s, rm, out)
                 return out
@@ -520,6 +638,8 @@ def elementwise_value(a_raw, b_raw, op):
     if sub == "ABS":
         return np.abs(a)
     if sub == "CLZ":
+        if _small(a):  # 32 - bit length; frexp's exponent is the bit length, exact for 32-bit values
+            return 32 - np.frexp((a & 0xFFFFFFFF).astype(np.float64))[1].astype(np.int64)
         out = np.empty(a.shape, np.int64)
         _clz(np.ascontiguousarray(a), out)
         return out
@@ -527,16 +647,124 @@ def elementwise_value(a_raw, b_raw, op):
         r = (a << (b & 31)) & 0xFFFFFFFF
         return np.where(r >= 1 << 31, r - (1 << 32), r)
     if sub == "SHR":
+        if _small(a):
+            return mul_round_shift_np(a, 1, b & 31, op.ofm_round_mode)
         out = np.empty(a.shape, np.int64)
         _shr(np.ascontiguousarray(a), np.ascontiguousarray(b), op.ofm_round_mode, out)
         return out
     if sub == "LRELU":
         m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
         a = np.ascontiguousarray(a)
-        neg = np.empty(a.shape, np.int64)
-        _scale_operand(a, 0, m, s, rm, neg)
+        if _small(a):
+            neg = mul_round_shift_np(a, m, s, rm)
+        else:
+            neg = np.empty(a.shape, np.int64)
+            _scale_operand(a, 0, m, s, rm, neg)
         return np.where(a >= 0, a, neg)
     raise ValueError(sub)
+
+
+# ================================================================================== fused kernels
+# For large operations once numba is in use: the sums, the bias, the output stage and the clamp in one pass,
+# int32 results. Only for the common output stage (no LUT, NATURAL/DBL rounding, shifts 0..62, every value
+# |acc + bias| < 2**30, the requantize kernel's domain); a kernel that meets a larger value returns 1 and the
+# caller takes the general path, so the result is the same either way.
+
+_REQUANT_ARGS = "int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64, int64, int64"
+
+
+@njit([f"int64(float32[:, ::1], {_REQUANT_ARGS}, int32[:, ::1])",
+       f"int64(int64[:, ::1], {_REQUANT_ARGS}, int32[:, ::1])"])
+def _requant_sums_kernel(acc, bias, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
+    n, c = acc.shape
+    for i in range(n):
+        for j in range(c):
+            v = np.int64(acc[i, j]) + bias[j]
+            if v >= (1 << 30) or v <= -(1 << 30):
+                return 1
+            sign = np.int64(1) - np.int64(2) * np.int64(v < 0)
+            y = ((v * mult[j] + rnd[j] + sign * rnd_dbl[j]) >> shift[j]) + zp
+            out[i, j] = min(max(y, lo), hi)
+    return 0
+
+
+@njit(f"int64(int32[:, :, ::1], int32[:, :, ::1], int64, int64, int64, int64, {_REQUANT_ARGS}, int32[:, :, ::1])")
+def _depthwise_requant_kernel(P, w, sy, sx, dy, dx, bias, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
+    """DEPTHWISE: ``P`` the padded IFM minus its zero point (PH, PW, C), ``w`` (KH, KW, C)."""
+    oh, ow, c = out.shape
+    kh, kw = w.shape[0], w.shape[1]
+    acc = np.empty(c, np.int64)
+    for oy in range(oh):
+        for ox in range(ow):
+            acc[:] = 0
+            for ky in range(kh):
+                yy = oy * sy + ky * dy
+                for kx in range(kw):
+                    xx = ox * sx + kx * dx
+                    for j in range(c):
+                        acc[j] += np.int64(P[yy, xx, j]) * np.int64(w[ky, kx, j])
+            for j in range(c):
+                v = acc[j] + bias[j]
+                if v >= (1 << 30) or v <= -(1 << 30):
+                    return 1
+                sign = np.int64(1) - np.int64(2) * np.int64(v < 0)
+                y = ((v * mult[j] + rnd[j] + sign * rnd_dbl[j]) >> shift[j]) + zp
+                out[oy, ox, j] = min(max(y, lo), hi)
+    return 0
+
+
+def _requant_params(op, mult, shift, bias, c, lut):
+    """The fused kernels' output-stage arguments, or None when this operation's output stage is not theirs."""
+    mode = op.ofm_round_mode
+    if mode not in (0, 2) or op.activation.table is not None:
+        return None
+    # writeable copies: the kernels' fixed signatures take writeable C arrays (one compiled version each)
+    m = np.array(np.broadcast_to(np.asarray(mult, np.int64), (c,)))
+    s = np.array(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
+    if c == 0 or s.max() > 62 or s.min() < 0:
+        return None
+    ofm = op.ofm
+    rng = ref.clamp_range(op)
+    lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
+    hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
+    if lo > hi or lo < -(1 << 31) or hi >= (1 << 31):
+        return None
+    rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
+    rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
+    b = np.array(np.broadcast_to(np.asarray(bias, np.int64), (c,)))
+    return b, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
+
+
+def _fused_conv(op, ifm, weights, bias_scale, lut):
+    """CONV with the fused output stage, or None (then the caller takes the general path)."""
+    c = weights.shape[0]
+    m, s = ref.ofm_scales(op, bias_scale)
+    params = _requant_params(op, m, s, bias_scale[0], c, lut)
+    if params is None:
+        return None
+    acc = np.ascontiguousarray(_conv_sums(ifm, weights, op))
+    if acc.dtype not in (np.float32, np.int64):
+        acc = acc.astype(np.int64)
+    out = np.empty(acc.shape, np.int32)
+    if _requant_sums_kernel(acc, *params, out):
+        return None
+    return out.reshape(op.ofm.height, op.ofm.width, c)
+
+
+def _fused_depthwise(op, ifm, weights, bias_scale, lut):
+    """DEPTHWISE with the fused output stage, or None."""
+    c = weights.shape[0]
+    m, s = ref.ofm_scales(op, bias_scale)
+    params = _requant_params(op, m, s, bias_scale[0], c, lut)
+    if params is None:
+        return None
+    k = op.kernel
+    P = np.ascontiguousarray(padded_ifm(ifm[:, :, :c], op, dtype=np.int32))
+    w = np.ascontiguousarray(np.transpose(weights[:, :, :, 0], (1, 2, 0)), dtype=np.int32)
+    out = np.empty((op.ofm.height, op.ofm.width, c), np.int32)
+    if _depthwise_requant_kernel(P, w, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, *params, out):
+        return None
+    return out
 
 
 # ================================================================================== entry point
@@ -546,6 +774,10 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
     """Same contract as :func:`reference.run_kernel_op`."""
     kind = op.kind
     if kind in ("CONV", "DEPTHWISE"):
+        if not _numpy_path(op.ofm.height * op.ofm.width * weights.shape[0], count=False):
+            out = (_fused_conv if kind == "CONV" else _fused_depthwise)(op, ifm, weights, bias_scale, lut)
+            if out is not None:
+                return out
         bias = bias_scale[0]
         value = (conv_acc if kind == "CONV" else depthwise_acc)(ifm, weights, bias, op)
         m, s = ref.ofm_scales(op, bias_scale)
@@ -553,9 +785,8 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
     if kind == "POOL":
         value, cnt = pool_value(ifm, op)
         if cnt is not None:
-            value = np.ascontiguousarray(value)
-            q = np.empty(value.shape, np.int64)
-            _avg_div(value, np.ascontiguousarray(cnt), q)
+            value = np.ascontiguousarray(value, np.int64)
+            q = _avg_div_np(value, cnt) if _small(value) else _avg_div_call(value, cnt)
             m, s = ref.ofm_scales(op)
             return output_stage(q, m, s, op, lut)
         m, s = ref.ofm_scales(op)

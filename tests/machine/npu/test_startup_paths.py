@@ -1,0 +1,112 @@
+"""The numpy paths that keep numba off the start-up path agree with the numba kernels they stand in for:
+strided feature-map gather/scatter (tiles, bricks, signed strides, overlapping layouts), and the exact
+small-array scaling paths of the fast engine."""
+
+import numpy as np
+import pytest
+
+from fvp.machine.npu import featuremap as fmap
+from fvp.machine.npu.operations import FeatureMap
+
+
+def _fm(rng, bits, fmt, overlap=False):
+    h, w, c = (int(v) for v in rng.integers(1, 7, 3))
+    c = int(rng.choice([c, 16 + c, 33]))
+    e = bits // 8
+    h0, h1, w0 = int(rng.integers(0, h + 1)), int(rng.integers(0, h + 1)), int(rng.integers(0, w + 1))
+    if fmt == "NHCWB16":
+        sx = 0
+        cs = w * 16 * e * int(rng.choice([1, -1]))
+        sy = (-(-c // 16)) * abs(cs) * int(rng.choice([1, -1]))
+    else:
+        sx = c * e * int(rng.choice([1, 1, -1]))
+        sy = w * abs(sx) * int(rng.choice([1, -1]))
+        cs = e
+    if overlap:  # rows overlap their neighbours: the order of writes decides
+        sy = int(np.sign(sy) or 1) * max(e, abs(sy) // 2)
+    span = (h + 1) * abs(sy) + (w + 1) * abs(sx) + (c // 16 + 1) * abs(cs) + 16 * e
+    span = -(-span // 16) * 16
+    gap = 2 if not overlap or rng.random() < 0.5 else 0  # 0: all tiles on one base
+    bases = tuple(span + gap * t * span for t in range(4))
+    return FeatureMap("t", 1, bases, h, w, c, h0, h1, w0, sx, sy, cs, bits, bool(rng.random() < 0.7), fmt, 0)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_numpy_gather_scatter_match_the_kernels(seed):
+    rng = np.random.default_rng(seed)
+    bits = int(rng.choice([8, 16, 32]))
+    fm = _fm(rng, bits, str(rng.choice(["NHWC", "NHCWB16"])), overlap=seed % 3 == 0)
+    lo, hi = fmap.extent(fm)
+    mem = rng.integers(0, 256, hi - lo, dtype=np.uint8)
+    assert np.array_equal(fmap.gather(fm, mem, lo), fmap.gather_reference(fm, mem, lo))
+    lim = 1 << (bits - 1)
+    vals = rng.integers(-lim if fm.signed else 0, lim if fm.signed else 2 * lim, size=fm.shape)
+    a, b = mem.copy(), mem.copy()
+    fmap.scatter(fm, a, lo, vals)
+    fmap.scatter_reference(fm, b, lo, vals)
+    assert np.array_equal(a, b)
+
+
+# ------------------------------------------------------------------------------------------------ engine paths
+
+from fvp.machine.npu.engines import fast, reference as ref  # noqa: E402
+
+from .test_engines import random_kernel_case  # noqa: E402
+
+
+def _force(monkeypatch, path):
+    if path == "kernels":  # every array above 0 elements, numba counted as loaded: the numba kernels
+        monkeypatch.setattr(fast, "NUMPY_MAX_ELEMENTS", 0)
+        monkeypatch.setattr(fast, "numba_loaded", lambda: True)
+    else:  # every array on the numpy paths
+        monkeypatch.setattr(fast, "NUMPY_MAX_ELEMENTS", 1 << 40)
+
+
+@pytest.mark.parametrize("path", ["kernels", "numpy"])
+@pytest.mark.parametrize("seed", range(120))
+def test_fast_paths_equal_reference(monkeypatch, path, seed):
+    """Both sides of the size switch (numba kernels incl. the fused CONV/DEPTHWISE output stage, and the numpy
+    paths) against the reference engine on the random operations of test_engines."""
+    _force(monkeypatch, path)
+    rng = np.random.default_rng(5000 + seed)
+    kind = ["CONV", "DEPTHWISE", "POOL", "ELEMENTWISE"][seed % 4]
+    op, a, b, W, bs, lut = random_kernel_case(rng, kind)
+    if kind in ("CONV", "DEPTHWISE") and seed % 8 < 4:  # the fused kernels' domain: small biases and values
+        bias, scale, shift = bs
+        bs = (bias >> 20, scale, np.minimum(shift, 40).astype(np.int32))
+    want = ref.run_kernel_op(op, a, b, W, bs, lut)
+    got = fast.run_kernel_op(op, a, b, W, bs, lut)
+    assert got.shape == want.shape == op.ofm.shape
+    assert np.array_equal(got, want), op
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_mul_round_shift_np_matches_the_kernel(mode):
+    rng = np.random.default_rng(mode)
+    for lim in (1 << 20, 1 << 40, 1 << 62):
+        v = rng.integers(-lim, lim, 400, dtype=np.int64)
+        v[:4] = [1 << 62, -(1 << 62), 0, -1]
+        m = rng.integers(0, 1 << 32, 400, dtype=np.int64)
+        s = rng.integers(0, 64, 400, dtype=np.int64)
+        got = fast.mul_round_shift_np(v, m, s, mode)
+        want = [fast.mul_round_shift(int(x), int(y), int(z), mode) for x, y, z in zip(v, m, s)]
+        assert got.tolist() == want
+
+
+def test_fused_kernels_are_used_for_large_operations(monkeypatch):
+    """A large DEPTHWISE/CONV in the fused kernels' domain does not take the general output stage."""
+    _force(monkeypatch, "kernels")
+    calls = []
+    monkeypatch.setattr(fast, "output_stage", lambda *a, **k: calls.append(1))
+    for kind in ("CONV", "DEPTHWISE"):
+        for seed in range(40):
+            rng = np.random.default_rng(seed)
+            op, a, b, W, bs, lut = random_kernel_case(rng, kind)
+            if lut is not None or op.ofm_round_mode == 1 or op.activation.table is not None:
+                continue
+            bias, scale, shift = bs
+            bs = (bias >> 30, scale, np.minimum(shift, 40).astype(np.int32))
+            got = fast.run_kernel_op(op, a, b, W, bs, lut)
+            assert got is not None and got.dtype == np.int32
+            break
+    assert not calls
