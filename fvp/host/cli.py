@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N simulated CPU cycles")
     run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
+    run.add_argument("--check-stream", nargs="?", const="warn", choices=("off", "warn", "strict"), default=None,
+                     help="check every NPU operation and DMA against what the stream declares "
+                          "(docs/stream-checker.md); strict: the first error stops the run (exit 1)")
     run.add_argument("--strict", action="store_true",
                      help="treat guest errors (firmware misusing hardware) as failures instead of warnings")
     run.add_argument("--profile", action="store_true",
@@ -167,7 +170,8 @@ def cmd_run(args) -> int:
     run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded}
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
-                             time_limit=args.timelimit, strict=True if args.strict else None)
+                             time_limit=args.timelimit, strict=True if args.strict else None,
+                             check_stream=args.check_stream)
     result = session.run(platform, stat=args.stat)
     if args.profile or args.trace:
         from .report import print_profile, write_trace

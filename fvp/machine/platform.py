@@ -94,10 +94,12 @@ class Platform:
                  args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
                  strict: bool | None = None, quiet_guest: bool = False, console=None,
-                 read_limit: int | None = None, host_files: dict | None = None):
+                 read_limit: int | None = None, host_files: dict | None = None, check_stream: str | None = None):
         """``read_limit`` bounds the firmware's semihosting reads; ``host_files`` (host path -> bytes) are the
         input files the host read before the run (``fvp.host.session.build`` reads the command line's)."""
         self.spec = spec
+        npu = spec.npu
+        self.check_stream = check_stream or (getattr(npu, "check_stream", None) if npu else None) or "off"
         self.console = console  # a binary stream that receives the UART output instead of out_file
         self.out = out  # text stream for the simulator's own lines (default stdout)
         self.guest_errors: list[str] = []
@@ -177,7 +179,8 @@ class Platform:
             return EthosU(d.name, get_arch(npu.variant), self.bus, self.sim, self.nvic.raise_irq, int(d.irq),
                           system_config=npu.system_config, memory_mode=npu.memory_mode, timing=npu.timing,
                           engine=npu.engine, max_commands=npu.max_commands, diagnostic=self._npu_diagnostic,
-                          guest_error=self._guest_error, timing_params=npu.timing_params)
+                          guest_error=self._guest_error, timing_params=npu.timing_params,
+                          check_stream=self.check_stream)
         raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
 
     def _boot_info(self, model_name: str | None, args: dict) -> dict:
@@ -231,7 +234,7 @@ class Platform:
 
     def _npu_diagnostic(self, message: str) -> None:
         npu = self.spec.npu.device if self.spec.npu else "ethosu"
-        if message.startswith("[critical]"):
+        if message.startswith(("[critical]", "[error]", "[warning]")):  # critical, stream checker
             self.say(f"{message} [{npu}@0][{self.sim.now_ps // 1000} ns]")
         else:
             self.say(f"[warning ][{npu}@0][{self.sim.now_ps // 1000} ns] {message}")

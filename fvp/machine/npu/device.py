@@ -104,7 +104,7 @@ class NpuMemoryPort:
 class EthosU(Device):
     def __init__(self, name: str, arch, bus: Bus, sim, raise_irq, irq: int, *, system_config=None,
                  memory_mode=None, timing: str = "analytic", engine: str = "fast", max_commands: int = 2_000_000,
-                 diagnostic=None, guest_error=None, timing_params=None):
+                 diagnostic=None, guest_error=None, timing_params=None, check_stream: str = "off"):
         from .timing import TimingModel
 
         self.name = name
@@ -116,6 +116,11 @@ class EthosU(Device):
         self.clock_hz = system_config.core_clock_hz if system_config is not None else 500_000_000
         self.engine = engine
         self.max_commands = max_commands
+        self.checker = None  # --check-stream: one checker for the device's whole run
+        if check_stream and check_stream != "off":
+            from .checker import StreamChecker
+
+            self.checker = StreamChecker(arch, check_stream, report=lambda line: self.diagnostic(line))
         self.diagnostic = diagnostic or (lambda msg: None)
         self.guest_error = guest_error or (lambda msg: None)
         self.memory = NpuMemoryPort(bus, (1 << arch.address_bits) - 1)
@@ -238,7 +243,7 @@ class EthosU(Device):
             with interruptible() if interruptible is not None else contextlib.nullcontext():
                 result = execute_stream(words, arch=self.arch, base_pointers=list(self.basep), memory=self.memory,
                                         shram=self.shram, engine=self.engine, weight_cache=shared_weight_cache(),
-                                        max_commands=self.max_commands)
+                                        max_commands=self.max_commands, checker=self.checker)
             fault = result.fault
         ops = list(result.operations) if result is not None else []
         timing = self._stream_timing(words, ops, fault)

@@ -87,6 +87,7 @@ class _Ctx:
         self.engine = engine
         self.weight_cache = weight_cache
         self.mask = arch.address_mask
+        self.checker = None
 
     def view(self, region: int, offset: int, length: int, write: bool) -> np.ndarray:
         address = (self.bases[region] + offset) & self.mask
@@ -312,6 +313,8 @@ def _remember(key, ops: list, op_counts: list, end: int) -> None:
 def _run_operation(ctx: _Ctx, op) -> OpRecord:
     """One decoded operation: a DMA, a kernel operation, or one with nothing to compute (waits, STOP)."""
     interruption_point()
+    if ctx.checker is not None:  # --check-stream
+        ctx.checker.before(ctx, op)
     if op.kind == "DMA":
         return _run_dma(ctx, op)
     if op.is_kernel_op:
@@ -346,7 +349,7 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
 
 
 def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, engine="fast", weight_cache=None,
-                   max_commands: int | None = None) -> StreamResult:
+                   max_commands: int | None = None, checker=None) -> StreamResult:
     """Execute the register command stream ``words`` (uint32; no COP1 header) until ``NPU_OP_STOP``.
 
     ``base_pointers`` are the 8 region base addresses (BASEP0..7), ``shram`` the NPU's internal SHRAM (uint8,
@@ -356,6 +359,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     """
     arch = get_arch(arch)
     ctx = _Ctx(arch, base_pointers, memory, shram, _get_engine(engine), weight_cache)
+    ctx.checker = checker  # fvp.machine.npu.checker.StreamChecker (--check-stream) or None
     w = as_words(words)
     key = (arch.name, w.tobytes())
     decoded = _DECODED.get(key)

@@ -1,0 +1,216 @@
+"""The stream checker (``fvp run --check-stream``): what a command stream declares against what it does.
+
+While a stream executes, every operation is checked before it runs (``StreamChecker.before``) and its writes
+recorded after (``after``). Each finding is one line, ``[warning]`` or ``[error]``, naming the command's byte
+offset in the stream, the operation as ``fvp disasm`` prints it, the tensor, the address range and the rule,
+in words (docs/stream-checker.md lists the rules). Rules:
+
+* ``unused-tile``: a coordinate of a feature map falls into tile 1, 2 or 3 (beyond WIDTH0 / HEIGHT0 /
+  HEIGHT1) while that tile's base is 0 (Vela's value for a tile it does not use): the stream sets up one tile
+  and addresses more;
+* ``brick``: an NHCWB16 feature map whose channel stride cannot hold a 16-channel brick of its rows, or whose
+  base is not 16-byte aligned;
+* ``dma-hazard``: a kernel operation reads or writes bytes a DMA started before it may still be writing (no
+  DMA_WAIT in between), or a DMA writes bytes an earlier kernel operation may still use (no KERNEL_WAIT);
+* ``output-overlaps-input``: an operation's OFM bytes overlap its IFM bytes with a different layout (an in-place
+  operation must read each element before it is overwritten: same addresses for the same element);
+* ``register``: register values that are illegal for the variant: a zero or oversized OFM block, the
+  accumulator area starting before the IFM buffer ends or past the SHRAM, 64-bit feature maps.
+
+``strict`` makes the first error stop the simulation (``SimulationStop("guest_error")``, exit status 1).
+"""
+
+from __future__ import annotations
+
+from ...errors import SimulationStop
+from . import featuremap as fmap
+
+
+def _tile_boxes(fm, h, w):
+    return fmap._tile_boxes(h, w, fm.height0, fm.height1, fm.width0)
+
+
+class StreamChecker:
+    def __init__(self, arch, mode: str = "warn", report=print):
+        self.arch = arch
+        self.mode = mode
+        self.report = report
+        self.findings: list[str] = []
+        self.errors = 0
+        self._dmas: list = []  # outstanding DMAs: (op, [(space, lo, hi) written])
+        self._kernels: list = []  # outstanding kernel ops: (op, [(space, lo, hi) read or written])
+
+    # ------------------------------------------------------------------ reporting
+    def _say(self, level: str, op, rule: str, text: str) -> None:
+        name = "NPU_OP_DMA_START" if op.kind == "DMA" else f"NPU_OP_{op.mnemonic}"
+        line = f"[{level}] stream check: command at 0x{op.offset:04x} {name}: {text} (rule: {rule})"
+        self.findings.append(line)
+        self.report(line)
+        if level == "error":
+            self.errors += 1
+            if self.mode == "strict":
+                raise SimulationStop("guest_error", f"--check-stream=strict: {line}")
+
+    # ------------------------------------------------------------------ ranges
+    def _fm_ranges(self, ctx, fm, h, w, d):
+        """(space, lo, hi) bus-address ranges of each tile box of the area."""
+        out = []
+        elem = fm.bits // 8
+        nhcwb16 = fm.format == "NHCWB16"
+        sx = 16 * elem if nhcwb16 else fm.stride_x
+        co = fmap.channel_offsets(d, elem, nhcwb16, fm.stride_c)
+        cmin, cmax = int(co.min()), int(co.max())
+        base = ctx.bases[fm.region]
+        for t, ny, nx in _tile_boxes(fm, h, w):
+            ys, xs = (ny - 1) * fm.stride_y, (nx - 1) * sx
+            lo = fm.bases[t] + min(0, ys) + min(0, xs) + cmin
+            hi = fm.bases[t] + max(0, ys) + max(0, xs) + cmax + elem
+            out.append(("bus", (base + lo) & ctx.mask, (base + hi) & ctx.mask, t))
+        return out
+
+    @staticmethod
+    def _overlap(a, b):
+        return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+    # ------------------------------------------------------------------ the rules
+    def _tiles(self, ctx, op, fm, tensor, h, w, d) -> set:
+        """The tile rules; returns the tiles found unused (their bytes are not the tensor's: left out of the
+        overlap rules, which would only repeat the finding)."""
+        bad = set()
+        boxes = _tile_boxes(fm, h, w)
+        used = [t for t, _, _ in boxes]
+        if fm.format == "NHCWB16":
+            elem = fm.bits // 8
+            row = min(w, fm.width0 if 0 in used else w) * 16 * elem
+            if d > 16 and abs(fm.stride_c) < row:
+                self._say("error", op, "brick", f"{tensor} {h}x{w}x{d} NHCWB16: its channel stride {fm.stride_c} "
+                          f"is smaller than one 16-channel brick of a row ({row} bytes): bricks overlap")
+        for t, ny, nx in boxes:
+            if t == 0:
+                continue
+            if fm.bases[t] == 0:
+                where = {1: f"columns {fm.width0}-{w - 1}", 2: f"rows {fm.height0}-{h - 1}",
+                         3: f"rows {fm.height1}-{h - 1} of columns {fm.width0}-{w - 1}"}[t]
+                bad.add(t)
+                self._say("error", op, "unused-tile",
+                          f"{tensor} {h}x{w}x{d} {fm.format} in region {fm.region}: {where} fall into tile {t}, "
+                          f"which the stream does not set up (BASE{t} = 0, tile 0 at 0x{fm.bases[0]:x} is "
+                          f"{fm.height0} row(s) x {fm.width0} column(s)): those elements are read from offset 0x0 of "
+                          f"the region, not from the tensor")
+        return bad
+
+    def _registers(self, op):
+        a = self.arch
+        bh, bw, bd = op.ofm_block or (0, 0, 0)
+        if min(bh, bw, bd) <= 0:
+            self._say("error", op, "register", f"OFM block {bh}x{bw}x{bd} has a zero dimension")
+        if op.ab_start < op.ifm_ib_end or op.ab_start > a.shram_banks:
+            self._say("error", op, "register", f"the accumulator area starts at SHRAM bank {op.ab_start}, which "
+                      f"is before the end of the IFM buffer (bank {op.ifm_ib_end}) or past the "
+                      f"{a.shram_banks} banks of {a.name}")
+        for fm in (op.ifm, op.ifm2, op.ofm):
+            if fm is not None and fm.bits == 64:
+                self._say("error", op, "register", f"{fm.name} is 64-bit, a type {a.name} does not have")
+
+    def _hazards_kernel(self, op, ranges):
+        for dma, written in self._dmas:
+            for r in ranges:
+                for wr in written:
+                    if self._overlap(r, wr):
+                        self._say("error", op, "dma-hazard", f"{r[4]} bytes 0x{r[1]:08x}-0x{r[2] - 1:08x} overlap "
+                                  f"what the DMA at 0x{dma.offset:04x} writes (0x{wr[1]:08x}-0x{wr[2] - 1:08x}), "
+                                  f"and no DMA_WAIT lets it finish first")
+                        return
+
+    def _hazards_dma(self, op, written):
+        for kop, used in self._kernels:
+            for u in used:
+                for wr in written:
+                    if self._overlap(u, wr):
+                        self._say("error", op, "dma-hazard", f"it writes 0x{wr[1]:08x}-0x{wr[2] - 1:08x}, which "
+                                  f"the {u[4]} of NPU_OP_{kop.mnemonic} at 0x{kop.offset:04x} uses, and no "
+                                  f"KERNEL_WAIT lets that operation finish first")
+                        return
+
+    # ------------------------------------------------------------------ hooks
+    def before(self, ctx, op) -> None:
+        if op.kind == "DMA_WAIT":
+            self._dmas = self._dmas[len(self._dmas) - op.count:] if op.count < len(self._dmas) else self._dmas
+            return
+        if op.kind == "KERNEL_WAIT":
+            k = op.count
+            self._kernels = self._kernels[len(self._kernels) - k:] if k < len(self._kernels) else self._kernels
+            return
+        if op.kind == "DMA":
+            written = self._dma_ranges(ctx, op)
+            self._hazards_dma(op, written)
+            self._dmas.append((op, written))
+            return
+        if not op.is_kernel_op:
+            return
+        self._registers(op)
+        ranges = []
+        i = op.ifm
+        if op.kind == "ELEMENTWISE":
+            areas = [(i, "IFM", i.height, i.width, i.depth)]
+            if op.ifm2 is not None and not (op.broadcast is not None and op.broadcast.scalar):
+                f2 = op.ifm2
+                areas.append((f2, "IFM2", f2.height, f2.width, f2.depth))
+        else:
+            areas = [(i, "IFM", i.source_height, i.source_width, i.depth)]
+        o = op.ofm
+        areas.append((o, "OFM", o.height, o.width, o.depth))
+        for fm, tensor, h, w, d in areas:
+            if h <= 0 or w <= 0 or d <= 0:
+                continue
+            bad = self._tiles(ctx, op, fm, tensor, h, w, d)
+            ranges += [(s, lo, hi, t, tensor) for s, lo, hi, t in self._fm_ranges(ctx, fm, h, w, d) if t not in bad]
+        base = ctx.bases
+        for tensor, rs in (("weights", op.weights), ("scales", op.scales)):
+            for r in rs:
+                if r.length > 0:
+                    lo = (base[r.region] + r.address) & ctx.mask
+                    ranges.append(("bus", lo, lo + r.length, 0, tensor))
+        self._hazards_kernel(op, ranges)
+        self._in_place(op, ranges)
+        # [inferred from Vela's wait insertion] the command processor takes a new kernel operation only when the
+        # previous one is done, so beside a DMA at most the last kernel operation still runs
+        self._kernels = [(op, ranges)]
+
+    def _in_place(self, op, ranges):
+        outs = [r for r in ranges if r[4] == "OFM"]
+        for r in ranges:
+            if r[4] not in ("IFM", "IFM2"):
+                continue
+            src = op.ifm if r[4] == "IFM" else op.ifm2
+            same = (src.bases == op.ofm.bases and src.stride_y == op.ofm.stride_y and src.format == op.ofm.format
+                    and src.bits == op.ofm.bits and (src.format == "NHCWB16" or src.stride_x == op.ofm.stride_x)
+                    and src.stride_c == op.ofm.stride_c)
+            for o in outs:
+                if self._overlap(r, o) and not same:
+                    self._say("warning", op, "output-overlaps-input",
+                              f"OFM bytes 0x{o[1]:08x}-0x{o[2] - 1:08x} overlap the {r[4]} "
+                              f"(0x{r[1]:08x}-0x{r[2] - 1:08x}) with a different layout: elements may be "
+                              f"overwritten before they are read")
+                    return
+
+    def _dma_ranges(self, ctx, op):
+        d = op.dma
+        total = d.total_bytes
+        if total <= 0:
+            return []
+        mode = d.mode if ctx.arch.is_u65 else 0
+        rows = 1 if mode == 0 else d.size0
+        planes = d.size1 if mode == 2 else 1
+        span = max(d.length * rows * planes, d.length + max(0, rows - 1) * (d.length + (d.skip0 if mode else 0))
+                   + max(0, planes - 1) * (d.length * rows + (d.skip1 if mode == 2 else 0)))
+        if d.dst_internal:
+            return [("shram", d.dst_address, d.dst_address + span, 0, "DMA destination")]
+        lo = (ctx.bases[d.dst_region] + d.dst_address) & ctx.mask
+        return [("bus", lo, lo + span, 0, "DMA destination")]
+
+    def after(self, ctx, op) -> None:
+        pass
+
+    def summary(self) -> str:
+        return f"stream check: {len(self.findings)} findings ({self.errors} errors)"
