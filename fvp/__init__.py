@@ -7,11 +7,25 @@ board YAML is loaded by name and sees the machine only through the bus handle th
 """
 
 import os
+import sys
 
 # The NPU engines run many small matrix products (one per convolution block); multi-threaded BLAS costs more
 # in thread hand-off than it gains at these sizes (measured: MobileNetV2 0.41 s with one thread, 0.82 s with
 # two, on a 2-core host). Set before numpy is imported; an explicit setting by the user wins.
-for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+_BLAS_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+_user_set = any(v in os.environ for v in _BLAS_VARS)
+for _var in _BLAS_VARS:
     os.environ.setdefault(_var, "1")
+
+# A script that imported numpy before fvp has its BLAS threads already started from the old environment:
+# limit them now (threadpoolctl, a dependency), so the thread count does not depend on import order. Not when
+# the user chose a count.
+if "numpy" in sys.modules and not _user_set:
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+    except Exception:  # noqa: BLE001 - an unusual BLAS: run with its threads rather than fail to import
+        pass
 
 __version__ = "0.1.0"

@@ -7,9 +7,9 @@ simulated NPU cycles, MACs, host MACs per second, the child's peak RSS, and the 
 reference measured in the same child with the simulator's own BLAS thread count: the time numpy's float64
 matrix product takes for the same number of multiply-accumulates, which is what exact integer accumulation can
 cost at best on this host. CPU seconds are printed beside wall seconds (shared hosts are noisy). It also times
-``fvp run MODEL`` as a new process (with the same ``-c``/``--target``/``-C``) with an empty and with a warm
-numba cache. A run that fails is reported as a failure (exit status 1), never as a fast run. Output: a table,
-and JSON with ``--json``.
+``fvp run MODEL`` as a new process (with the same ``-c``/``--target``/``-C``) with empty caches (numba's and the
+simulator's decoded weights, as after ``pip install``) and again with them warm. A run that fails is reported
+as a failure (exit status 1), never as a fast run. Output: a table, and JSON with ``--json``.
 """
 
 from __future__ import annotations
@@ -148,9 +148,12 @@ def _timed_process(cmd: list, env=None) -> tuple:
 
 
 def time_new_process(model: Path | None, cache_dir: str | None, board_args=()) -> tuple:
-    """``fvp run [MODEL]`` as a new process: (wall, CPU) seconds; ``cache_dir`` a numba cache (None: the
-    default one)."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir) if cache_dir else None
+    """``fvp run [MODEL]`` as a new process: (wall, CPU) seconds; ``cache_dir`` a directory for numba's cache
+    and the simulator's own (decoded weights: ``FVP_CACHE_DIR``), None for the default ones."""
+    env = None
+    if cache_dir:
+        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache_dir, "numba"),
+                   FVP_CACHE_DIR=os.path.join(cache_dir, "fvp"))
     cmd = [sys.executable, "-m", "fvp", "run"] + ([str(model)] if model else []) + list(board_args)
     return _timed_process(cmd + ["-C", "devices.uart0.out_file=/dev/null"], env)
 
@@ -219,8 +222,8 @@ def main(argv=None) -> int:
             report["new_process"] = {"error": str(e)}
             failed = True
         else:
-            print(f"new process `fvp run {model.name}`: {cold[0]:.2f} s wall ({cold[1]:.2f} s CPU) with an empty "
-                  f"numba cache, {warm[0]:.2f} s wall ({warm[1]:.2f} s CPU) warm; `fvp run` (embedded default): "
+            print(f"new process `fvp run {model.name}`: {cold[0]:.2f} s wall ({cold[1]:.2f} s CPU) with empty "
+                  f"caches (numba, decoded weights), {warm[0]:.2f} s wall ({warm[1]:.2f} s CPU) warm; `fvp run` (embedded default): "
                   f"{default_warm[0]:.2f} s wall ({default_warm[1]:.2f} s CPU) warm")
             report["new_process"] = {"model": model.name, "cold_cache_s": cold[0], "cold_cache_cpu_s": cold[1],
                                      "warm_cache_s": warm[0], "warm_cache_cpu_s": warm[1],

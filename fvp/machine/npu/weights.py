@@ -59,8 +59,7 @@ def _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, of
             part_kernel, int(ifm_bits), int(ofm_ublock_depth), int(ifm_ublock_depth))
 
 
-@njit
-def _elements(sub_h, sub_w, depthwise, part_kernel, ifm_bits):
+def _elements_py(sub_h, sub_w, depthwise, part_kernel, ifm_bits):
     """Kernel elements of a sub-kernel including the encoder's padding."""
     e = sub_h * sub_w
     if part_kernel:
@@ -73,11 +72,14 @@ def _elements(sub_h, sub_w, depthwise, part_kernel, ifm_bits):
     return e
 
 
-@njit
+_elements = njit(_elements_py)  # the same function for the unpack kernel
+
+
 def _stream_length(ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, part_kernel, ifm_bits, ou, iu):
-    """Number of values (including padding) the traversal consumes."""
+    """Number of values (including padding) the traversal consumes. Plain Python (a few hundred block
+    iterations for the largest operation): compiling it would cost more than it ever saves."""
     ibd = 16 if (part_kernel or ifm_bits == 16) else 32
-    total = np.int64(0)
+    total = 0
     for oz in range(0, ofm_depth, obd):
         cobd = min(obd, ofm_depth - oz)
         n_ou = (cobd + ou - 1) // ou
@@ -94,8 +96,8 @@ def _stream_length(ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, p
                 sh = min(kh - sy, dec_h)
                 for sx in range(0, kw, dec_w):
                     sw = min(kw - sx, dec_w)
-                    e = _elements(sh, sw, depthwise, part_kernel, ifm_bits)
-                    total += np.int64(n_iu) * n_ou * e * per_element
+                    e = _elements_py(sh, sw, depthwise, part_kernel, ifm_bits)
+                    total += n_iu * n_ou * e * per_element
     return total
 
 

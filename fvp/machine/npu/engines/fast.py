@@ -18,7 +18,7 @@ import numpy as np
 
 from ...sim import interruption_point
 from . import reference as ref
-from ._jit import njit, numba_loaded
+from ._jit import njit
 
 EXACT_F64 = 2 ** 53
 EXACT_F32 = 2 ** 24
@@ -32,8 +32,9 @@ NUMPY_MAX_ELEMENTS = 1 << 15
 
 
 #: Larger arrays too take numpy paths until this process has pushed this many of their elements through them
-#: (about one MobileNetV2 inference), unless numba is loaded already: a single run never pays the 0.4 s of
-#: loading the kernels, a long one (many inferences, a benchmark) gets them for its later operations.
+#: (about one MobileNetV2 inference): a single run never pays the 0.4 s of loading the kernels (nor, on the
+#: first run after installing, the seconds of compiling them, even when the weight decoder has loaded numba),
+#: a long one (many inferences, a benchmark) gets them for its later operations.
 JIT_AFTER_ELEMENTS = 8 << 20
 _numpy_large_elements = [0]
 
@@ -48,8 +49,6 @@ def _numpy_path(n: int, count: bool = True) -> bool:
     ``JIT_AFTER_ELEMENTS``)."""
     if n <= NUMPY_MAX_ELEMENTS:
         return True
-    if numba_loaded():
-        return False
     if count:
         _numpy_large_elements[0] += n
     return _numpy_large_elements[0] + (0 if count else n) <= JIT_AFTER_ELEMENTS
@@ -696,7 +695,8 @@ def _depthwise_requant_kernel(P, w, sy, sx, dy, dx, bias, mult, rnd, rnd_dbl, sh
     acc = np.empty(c, np.int64)
     for oy in range(oh):
         for ox in range(ow):
-            acc[:] = 0
+            for j in range(c):  # a loop, not acc[:] = 0: slice assignment is slow to compile
+                acc[j] = 0
             for ky in range(kh):
                 yy = oy * sy + ky * dy
                 for kx in range(kw):
