@@ -2,7 +2,9 @@
 
 ``read_input(path, limit, ...)`` returns the bytes of ``path`` if there are at most ``limit`` of them. A regular
 file larger than its bound is refused from its size, without reading it; anything else (a pipe, a character
-device such as ``/dev/zero``) is read in chunks until the bound is passed. The refusal is one line
+device such as ``/dev/zero``) is read in chunks until the bound, and never more than ``STREAM_LIMIT``, is
+passed (a stream has no size to check first, so what it sends must be held: 256 MiB is more than any program
+or tensor a board holds in practice and keeps a refusal fast and small). The refusal is one line
 (``ConfigProblems``, exit status 2). Host memory for one file is at most its bound plus one chunk.
 ``read_text`` is the bound for text (board YAML, ``-f`` parameter files): ``TEXT_LIMIT``.
 
@@ -19,6 +21,7 @@ from .errors import ConfigProblems
 from .units import format_size
 
 TEXT_LIMIT = 4 * 1024 * 1024  # a board YAML or an -f parameter file (the largest shipped board file is ~10 KiB)
+STREAM_LIMIT = 256 * 1024 * 1024  # what a pipe or device may send, whatever the bound
 _CHUNK = 1 << 20
 
 
@@ -53,15 +56,19 @@ def read_input(path, limit: int, *, label: str | None = None, kind: str = "file"
                     raise InputTooLarge([f"{label}: {bound}"])
                 data = f.read(limit + 1)
             else:  # a pipe or a device: no size to trust, read until EOF or past the bound
+                cap = min(limit, STREAM_LIMIT)
                 chunks, n = [], 0
-                while n <= limit:
-                    chunk = f.read(min(_CHUNK, limit + 1 - n))
+                while n <= cap:
+                    chunk = f.read(min(_CHUNK, cap + 1 - n))
                     if not chunk:
                         break
                     chunks.append(chunk)
                     n += len(chunk)
-                if n > limit:
+                if n > cap:
                     chunks.clear()
+                    if cap < limit:
+                        bound = (f"{kind} is a pipe or device that sent more than {format_size(cap)}, what this "
+                                 f"simulator reads from a stream: give a regular file")
                     raise InputTooLarge([f"{label}: {bound}"])
                 data = b"".join(chunks)
         except OSError as e:

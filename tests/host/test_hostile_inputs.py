@@ -350,3 +350,18 @@ def test_full_disk_under_stdout_and_the_uart_file_is_exit_1(tmp_path):
     assert p.returncode == 1 and p.stderr.decode().strip() == "fvp: error: writing the output failed: No space left on device"
     rc, out, err = run_fvp("run", "-C", "devices.uart0.out_file=/dev/full", cwd=tmp_path)
     assert rc == 1 and "No space left on device" in err and "Traceback" not in err
+
+
+def test_a_stream_is_read_at_most_stream_limit(monkeypatch):
+    # a pipe or device has no size: what it sends is held, so it is cut at STREAM_LIMIT whatever the bound
+    # (the fuzzer's host_file cases grew the process by ~2 GiB before this, reading /dev/zero up to DDR's size)
+    monkeypatch.setattr(bounded_read, "STREAM_LIMIT", 1 << 20)
+    with pytest.raises(bounded_read.InputTooLarge) as e:
+        bounded_read.read_input("/dev/zero", 1 << 30, label="-i /dev/zero", kind="input file")
+    assert e.value.problems == ["-i /dev/zero: input file is a pipe or device that sent more than 1MiB, what this "
+                                "simulator reads from a stream: give a regular file"]
+    r, w = os.pipe()
+    os.write(w, b"x" * 1000)
+    os.close(w)
+    assert bounded_read.read_input(f"/dev/fd/{r}", 1 << 30) == b"x" * 1000  # a small stream is read whole
+    os.close(r)
