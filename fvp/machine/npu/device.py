@@ -268,8 +268,18 @@ class EthosU(Device):
             return self.timing_model.stream(ops, self)
         key = (self.timing_model.signature, words.tobytes(), self.regioncfg, self.qconfig, self.qsize)
         timing = _TIMING_CACHE.get(key)
+        disk = disk_key = None
+        if timing is None and getattr(shared_weight_cache(), "disk", None) is not None:
+            from .diskcache import npu_sources, object_cache  # kept on disk too, like the decoded weights
+
+            disk = object_cache("timing", *npu_sources())
+            disk_key = repr(key[0]).encode() + key[1] + repr(key[2:]).encode()
+            timing = disk.get_obj(disk_key)
         if timing is None:
             timing = self.timing_model.stream(ops, self)
+            if disk is not None:
+                disk.put_obj(disk_key, timing)
+        if key not in _TIMING_CACHE:
             if len(_TIMING_CACHE) >= 64:
                 _TIMING_CACHE.pop(next(iter(_TIMING_CACHE)))
             _TIMING_CACHE[key] = timing

@@ -304,10 +304,32 @@ _DECODED: dict = {}
 _DECODED_MAX = 64
 
 
-def _remember(key, ops: list, op_counts: list, end: int) -> None:
+def _remember(key, ops: list, op_counts: list, end: int, disk=None) -> None:
     if len(_DECODED) >= _DECODED_MAX:
         _DECODED.pop(next(iter(_DECODED)))
     _DECODED[key] = (ops, op_counts[-1], end, op_counts)
+    if disk is not None:
+        disk.put_obj(key[0].encode() + key[1], _DECODED[key])
+
+
+def _stream_disk(ctx: _Ctx):
+    """The on-disk cache of decoded streams, used when the weight cache has one (the device's process-wide
+    cache; ``diskcache.py``), so that a new process decodes nothing of a program it has run before."""
+    if getattr(ctx.weight_cache, "disk", None) is None:
+        return None
+    from .diskcache import npu_sources, object_cache
+
+    return object_cache("streams", *npu_sources())
+
+
+def _recall(ctx: _Ctx, key):
+    decoded = _DECODED.get(key)
+    if decoded is None:
+        disk = _stream_disk(ctx)
+        decoded = disk.get_obj(key[0].encode() + key[1]) if disk is not None else None
+        if decoded is not None:
+            _remember(key, decoded[0], decoded[3], decoded[2])
+    return decoded
 
 
 def _run_operation(ctx: _Ctx, op) -> OpRecord:
@@ -362,7 +384,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     ctx.checker = checker  # fvp.machine.npu.checker.StreamChecker (--check-stream) or None
     w = as_words(words)
     key = (arch.name, w.tobytes())
-    decoded = _DECODED.get(key)
+    decoded = _recall(ctx, key)
     if decoded is not None and (max_commands is None or decoded[1] <= max_commands):
         return _execute_decoded(ctx, decoded)
     state = RegisterState(arch)
@@ -390,7 +412,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
             op_counts.append(count)
             if op.kind == "STOP":
                 records.append(OpRecord(op))
-                _remember(key, [r.op for r in records], op_counts, i * 4)
+                _remember(key, [r.op for r in records], op_counts, i * 4, _stream_disk(ctx))
                 return StreamResult(records, True, None, count, i * 4)
             records.append(_run_operation(ctx, op))
     except NpuFault as f:

@@ -90,3 +90,32 @@ def test_weight_cache_reads_back_what_another_process_decoded(tmp_path, monkeypa
     # other parameters are another entry
     second.get(stream, **{**params, "ofm_ublock_depth": 4})
     assert calls == [1] and second.disk_hits == 1
+
+
+def test_eviction_spans_versions_and_touches_nothing_else(tmp_path):
+    old = DiskCache("ns", "0ld", root=tmp_path, max_bytes=3000)
+    old.put(b"a", bytes(1000))
+    old.put(b"b", bytes(1000))
+    for k in (b"a", b"b"):
+        os.utime(old._path(k), (1, 1))
+    (tmp_path / "notes.txt").write_bytes(bytes(5000))  # not the cache's: never counted, never removed
+    (tmp_path / "v1-abc" / "ns" / "zz").mkdir(parents=True)
+    (tmp_path / "v1-abc" / "ns" / "zz" / "x").write_bytes(bytes(5000))
+    new = DiskCache("ns", "aaa", root=tmp_path, max_bytes=3000)
+    new.put(b"c", bytes(1000))
+    new.put(b"d", bytes(1000))  # 4 entries > 3000 bytes: the old version's go first
+    assert not old._path(b"a").exists() and new._path(b"c").exists() and new._path(b"d").exists()
+    assert (tmp_path / "notes.txt").exists() and (tmp_path / "v1-abc" / "ns" / "zz" / "x").exists()
+
+
+def test_object_cache_refuses_foreign_classes(tmp_path):
+    import pickle
+
+    c = diskcache.ObjectCache("ns", "x", root=tmp_path)
+    from fvp.machine.npu.timing.records import StreamTiming
+
+    t = StreamTiming(total_cycles=5)
+    c.put_obj(b"t", t)
+    assert c.get_obj(b"t") == t
+    c.put(b"evil", pickle.dumps(os.system))  # a valid entry naming a class outside the NPU model
+    assert c.get_obj(b"evil") is None and c.corrupt == 1
