@@ -8,6 +8,8 @@ Names follow the hardware header (``STATUS.cmd_parse_error``, ``NPU_OP_CONV``, `
   (PMCR .. PMEVTYPER3). Reset values are the ones the model has after a reset (the soft reset completes at
   once, so STATUS.reset_status reads 0); ID and CONFIG depend on the variant (``reset=None``).
 * :data:`PMU_EVENT` -- PMU event numbers (``PMU_EVENT.NPU_ACTIVE == 0x23``).
+* :data:`NPU_VARIANTS` -- the configuration names; :data:`COP1_FOURCC`, :data:`DRIVER_ACTION` -- Vela's driver
+  payload around a command stream.
 * The command stream: a command word is ``[9:0] opcode, [13:10] reserved (0), [15:14] control (0 = CMD0,
   1 = CMD1), [31:16] param``. The low half-word (``control << 14 | opcode``) is called the command *code*
   here: it identifies a command uniquely (CMD0 ``0x0105`` = NPU_SET_IFM_PRECISION, CMD1 ``0x4000`` =
@@ -82,6 +84,30 @@ MMIO_PMU = RegisterMap("ethosu.pmu", (
 ))
 
 MMIO = MMIO_BASE + MMIO_PMU
+
+# ================================================================================ variants
+#: the Ethos-U configurations (product and MACs per cycle) a board may name; fvp/machine/npu/arch.py holds
+#: each one's microarchitecture
+NPU_VARIANTS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u65-512")
+
+# ================================================================================ Vela's driver payload
+#: a custom operator's payload (Vela's ``COP1``): the FOURCC word, then driver actions. An action word is
+#: ``[7:0]`` the action, and for COMMAND_STREAM the stream's length in words: bits [23:16] in ``[15:8]``,
+#: bits [15:0] in ``[31:16]``; OPTIMIZER_CONFIG is followed by the CONFIG and ID words the program expects.
+COP1_FOURCC = 0x31504F43  # "COP1" in little-endian bytes
+DRIVER_ACTION = Codes({1: "OPTIMIZER_CONFIG", 2: "COMMAND_STREAM", 3: "READ_APB_REG", 4: "DUMP_SHRAM", 5: "NOP"})
+_ACTION, _LENGTH_HI, _LENGTH_LO = Field("action", 0, 8), Field("length_hi", 8, 8), Field("length_lo", 16, 16)
+
+
+def driver_action(word: int) -> int:
+    """The action code of a driver-action word (``DRIVER_ACTION``)."""
+    return _ACTION.get(word)
+
+
+def driver_action_length(word: int) -> int:
+    """The length in words of a COMMAND_STREAM action's stream."""
+    return (_LENGTH_HI.get(word) << 16) | _LENGTH_LO.get(word)
+
 
 # ================================================================================ PMU event numbers
 PMU_EVENT = Codes({

@@ -15,6 +15,7 @@ import os
 import sys
 
 from hwdesc.ethosu import MMIO as R  # the NPU's registers (the driver's ethosu55_interface.h)
+from hwdesc import ethosu as E  # the driver payload (COP1)
 
 ID, STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE, PROT, CONFIG, REGIONCFG = (R[n].offset for n in (
     "ID", "STATUS", "CMD", "RESET", "QBASE", "QBASE_HI", "QREAD", "QCONFIG", "QSIZE", "PROT", "CONFIG", "REGIONCFG"))
@@ -24,8 +25,7 @@ ST_IRQ_RAISED, ST_BUS_STATUS, ST_RESET_STATUS, ST_CMD_PARSE_ERROR, ST_CMD_END_RE
 CMD_RUN, CMD_CLEAR_IRQ = R.CMD.mask("transition_to_running_state"), R.CMD.mask("clear_irq")
 CMD_PWR_CLK_MASK = R.CMD.mask("clock_q_enable", "power_q_enable")
 
-ETHOSU_FOURCC = 0x31504F43  # "COP1"
-OPTIMIZER_CONFIG, COMMAND_STREAM, READ_APB_REG, DUMP_SHRAM, NOP = 1, 2, 3, 4, 5
+OPTIMIZER_CONFIG, COMMAND_STREAM, NOP = (E.DRIVER_ACTION.value(n) for n in ("OPTIMIZER_CONFIG", "COMMAND_STREAM", "NOP"))
 FAST_MEMORY_BASE_ADDR_INDEX = 2
 
 # AXI_LIMITn (ethosu_config_u55.h defaults: 64-byte bursts, memtype 0, 32 outstanding reads, 16 writes)
@@ -107,8 +107,8 @@ class EthosUDriver:
             self.log_err(f"Custom data size={payload_size} not a multiple of 4")
             return -1
         fourcc = self._word(payload_address)
-        if fourcc != ETHOSU_FOURCC:
-            self.log_err(f"Custom Operator Payload: {fourcc:x} is not correct, expected {ETHOSU_FOURCC:x}")
+        if fourcc != E.COP1_FOURCC:
+            self.log_err(f"Custom Operator Payload: {fourcc:x} is not correct, expected {E.COP1_FOURCC:x}")
             return -1
         base_addr = list(base_addr)
         base_addr_size = list(base_addr_size)
@@ -132,7 +132,7 @@ class EthosUDriver:
         end = payload_address + payload_size
         while ptr < end:
             word = self._word(ptr)
-            action = word & 0xFF
+            action = E.driver_action(word)
             if action == OPTIMIZER_CONFIG:
                 if ptr + 12 > end:
                     self.log_err("Optimizer config truncated")
@@ -144,7 +144,7 @@ class EthosUDriver:
                     ret = -1
                     break
             elif action == COMMAND_STREAM:
-                length_words = (((word >> 8) & 0xFF) << 16) | (word >> 16)
+                length_words = E.driver_action_length(word)
                 cms = ptr + 4
                 if cms + 4 * length_words > end:
                     self.log_err(f"Command stream of {length_words} words runs past the payload end")

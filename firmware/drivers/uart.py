@@ -1,12 +1,15 @@
 """CMSDK APB UART driver (the retarget layer of the runner's platform): init and blocking transmit.
 
-ARM DDI0479C: DATA 0x000, STATE 0x004 (bit0 TX full), CTRL 0x008 (bit0 TX enable), BAUDDIV 0x010.
+The registers (DATA, STATE, CTRL, BAUDDIV; ARM DDI0479C) are ``hwdesc/cmsdk_uart.py``'s.
 On the FVP both stdout and stderr of the runner go to UART0.
 """
 
 from __future__ import annotations
 
-DATA, STATE, CTRL, BAUDDIV = 0x000, 0x004, 0x008, 0x010
+from hwdesc.cmsdk_uart import REGISTERS as R
+
+DATA, STATE, CTRL, BAUDDIV = (R[n].offset for n in ("DATA", "STATE", "CTRL", "BAUDDIV"))
+TX_ENABLE = R.CTRL.mask("tx_en")
 
 
 class Uart:
@@ -14,7 +17,7 @@ class Uart:
         self.bus = bus
         self.base = base
         bus.write32(base + BAUDDIV, baud_div)
-        bus.write32(base + CTRL, 0x1)  # TX enable
+        bus.write32(base + CTRL, TX_ENABLE)
 
     def write(self, data: bytes) -> None:
         # STATE.TX_FULL never asserts in the model; a real putc loop polls it before each byte

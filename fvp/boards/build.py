@@ -10,45 +10,31 @@ from __future__ import annotations
 
 from typing import Callable
 
+from hwdesc.ethosu import NPU_VARIANTS
+
 from ..errors import ConfigError, ConfigProblems
 from . import schema as S
-
-NPU_VARIANTS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u65-512")
 
 
 def _fmt_range(base: int, size: int) -> str:
     return f"0x{base:08x}..0x{base + size - 1:08x}" if size else f"0x{base:08x} (empty)"
 
 
-def _require(d: dict, key: str, path: str, where, problems) -> bool:
-    if d.get(key) is None:
-        problems.append(f"{where(path + '.' + key if path else key)}: {path + '.' + key if path else key}: required key is missing")
-        return False
-    return True
-
-
 def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str]) -> S.BoardSpec:
+    """The typed spec of a schema-checked mapping: each section's defaults and required keys come from its
+    declaration (``schema.py``); the checks here are the ones across keys."""
     problems: list[str] = []
     board = raw.get("board", {}) or {}
 
     # ---- memory map
     memory: dict[str, S.MemoryRegionSpec] = {}
     for name, r in (raw.get("memory") or {}).items():
-        path = f"memory.{name}"
-        if not (_require(r, "base", path, where, problems) and _require(r, "size", path, where, problems)):
-            continue
-        memory[name] = S.MemoryRegionSpec(
-            name=name, base=r["base"], size=r["size"], secure_base=r.get("secure_base"),
-            masters=frozenset(r.get("masters") or ["cpu"]), kind=r.get("kind") or "ram",
-            description=r.get("description", ""), source=r.get("source", ""))
+        if S.MEMORY_REGION.first_missing(r, f"memory.{name}", where, problems):
+            memory[name] = S.MEMORY_REGION.build(r, name=name)
     devices: dict[str, S.DeviceSpec] = {}
     for name, d in (raw.get("devices") or {}).items():
-        path = f"devices.{name}"
-        if not (_require(d, "type", path, where, problems) and _require(d, "base", path, where, problems)):
-            continue
-        props = {k: v for k, v in d.items() if k not in ("type", "base", "secure_base", "size", "irq")}
-        devices[name] = S.DeviceSpec(name=name, type=d["type"], base=d["base"], size=d.get("size") or 0x1000,
-                                     secure_base=d.get("secure_base"), irq=d.get("irq"), props=props)
+        if S.DEVICE_COMMON.first_missing(d, f"devices.{name}", where, problems):
+            devices[name] = S.DEVICE.variants[d["type"]].build(d, name=name)
 
     windows = []
     for m in memory.values():
@@ -67,17 +53,14 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
             problems.append(f"{where(n)}: {n}: {_fmt_range(b, s)} is beyond the 40-bit address space")
 
     # ---- CPU
-    cpu_raw = raw.get("cpu") or {}
-    cpu = S.CpuSpec(type=cpu_raw.get("type") or "cortex-m55", clock_hz=cpu_raw.get("clock") or 32_000_000,
-                    costs=dict(cpu_raw.get("costs") or {}), mips_per_mhz=cpu_raw.get("mips_per_mhz") or 1.0)
+    cpu = S.CPU.build(raw.get("cpu") or {})
 
     # ---- NPU
     npu_raw = raw.get("npu") or {}
     sys_cfgs = raw.get("system_configs") or {}
     modes = raw.get("memory_modes") or {}
     npu = None
-    ok = all(_require(npu_raw, k, "npu", where, problems) for k in ("device", "variant", "system_config", "memory_mode"))
-    if ok:
+    if S.NPU.first_missing(npu_raw, "npu", where, problems):
         dev = devices.get(npu_raw["device"])
         if dev is None or dev.type != "ethos-u":
             problems.append(f"{where('npu.device')}: npu.device: {npu_raw['device']!r} is not an ethos-u device; "
@@ -95,42 +78,25 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                             f"{npu_raw['memory_mode']!r}; allowed: {', '.join(modes)}")
         if sc is not None and mm is not None:
             scname = npu_raw["system_config"]
-            mems = {}
-            for mtype, t in (sc.get("memories") or {}).items():
-                mems[mtype] = S.MemoryTimingSpec(
-                    clock_scale=t.get("clock_scale", 1.0), burst_length=t.get("burst_length", 32),
-                    read_latency=t.get("read_latency", 0.0), write_latency=t.get("write_latency", 0.0),
-                    max_reads=t.get("max_reads", 0) or 0, max_writes=t.get("max_writes", 0) or 0)
+            mems = {mtype: S.MEMORY_TIMING.build(t) for mtype, t in (sc.get("memories") or {}).items()}
             for port in ("axi0_port", "axi1_port"):
                 if sc.get(port) and sc[port] not in mems:
                     problems.append(f"{where(f'system_configs.{scname}.{port}')}: system_configs.{scname}.{port}: "
                                     f"{sc[port]!r} has no entry under system_configs.{scname}.memories")
-            sysc = S.SystemConfigSpec(name=scname, core_clock_hz=sc.get("core_clock") or 500_000_000,
-                                      axi0_port=sc.get("axi0_port", "Sram"), axi1_port=sc.get("axi1_port", "OffChipFlash"),
-                                      memories=mems)
-            regioncfg = tuple(mm.get("regioncfg") or (3, 0, 1, 1, 1, 1, 1, 1))
-            if len(regioncfg) != 8 or any(v > 3 for v in regioncfg):
+            sysc = S.SYSTEM_CONFIG.build(sc, name=scname, memories=mems)
+            mode = S.MEMORY_MODE.build(mm, name=npu_raw["memory_mode"])
+            if len(mode.regioncfg) != 8 or any(v > 3 for v in mode.regioncfg):
                 problems.append(f"{where('memory_modes')}: memory_modes.{npu_raw['memory_mode']}.regioncfg: "
-                                f"expected 8 values 0..3 (one per region), got {list(regioncfg)}")
-            mode = S.MemoryModeSpec(name=npu_raw["memory_mode"], const_port=mm.get("const", "axi1"),
-                                    arena_port=mm.get("arena", "axi0"), cache_port=mm.get("cache", "axi0"),
-                                    arena_cache_size=mm.get("arena_cache_size") or 0,
-                                    qconfig=mm.get("qconfig", 2) if mm.get("qconfig") is not None else 2,
-                                    regioncfg=regioncfg)
-            npu = S.NpuSpec(device=npu_raw["device"], variant=npu_raw["variant"], system_config=sysc,
-                            memory_mode=mode, timing=npu_raw.get("timing") or "analytic",
-                            engine=npu_raw.get("engine") or "fast", max_commands=npu_raw.get("max_commands") or 1_000_000,
-                            timing_params={k: v for k, v in (npu_raw.get("timing_params") or {}).items()
-                                           if k != "description"})
+                                f"expected 8 values 0..3 (one per region), got {list(mode.regioncfg)}")
+            npu = S.NPU.build(npu_raw, system_config=sysc, memory_mode=mode)
 
     # ---- firmware
     fw_raw = raw.get("firmware") or {}
     firmware = None
-    if all(_require(fw_raw, k, "firmware", where, problems) for k in ("entry", "model")):
+    if S.FIRMWARE_SECTION.first_missing(fw_raw, "firmware", where, problems):
         links = {}
         for name, lr in (fw_raw.get("memory") or {}).items():
-            path = f"firmware.memory.{name}"
-            if _require(lr, "base", path, where, problems) and _require(lr, "size", path, where, problems):
+            if S.LINK_REGION.first_missing(lr, f"firmware.memory.{name}", where, problems):
                 links[name] = (lr["base"], lr["size"])
         for name, (b, s) in links.items():
             missing = _uncovered(b, s, memory)
@@ -139,32 +105,28 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                                 f"backed by memory (nothing mapped at 0x{missing:08x})")
 
         def placement(name, p, path, default_npu):
-            if not _require(p, "region", path, where, problems):
+            if not S.PLACEMENT.first_missing(p, path, where, problems):
                 return None
             if p["region"] not in links:
                 problems.append(f"{where(path + '.region')}: {path}.region: unknown region {p['region']!r}; "
                                 f"allowed: {', '.join(links)}")
                 return None
-            align = p.get("align") or 16
-            if align & (align - 1):
-                problems.append(f"{where(path + '.align')}: {path}.align: {align} is not a power of two")
-                align = 16
-            return S.PlacementSpec(name=name, region=p["region"], size=p.get("size"), address=p.get("address"),
-                                   align=align, npu=p.get("npu", default_npu))
+            pl = S.PLACEMENT.build(p, name=name, npu=p.get("npu", default_npu))
+            if pl.align & (pl.align - 1):
+                problems.append(f"{where(path + '.align')}: {path}.align: {pl.align} is not a power of two")
+            return pl
 
         model = placement("model", fw_raw["model"], "firmware.model", True)
         pools = {}
         for name, p in (fw_raw.get("pools") or {}).items():
             pl = placement(name, p, f"firmware.pools.{name}", False)
             if pl is not None:
-                if pl.size is None:
+                if pl.size is None:  # the model's size is the program's; a pool's is the board's
                     problems.append(f"{where(f'firmware.pools.{name}')}: firmware.pools.{name}.size: required key is missing")
                     continue
                 pools[name] = pl
         if model is not None:
-            firmware = S.FirmwareSpec(entry=fw_raw["entry"], runtime=fw_raw.get("runtime") or "",
-                                      allocator=fw_raw.get("allocator") or "", link_regions=links, model=model,
-                                      pools=pools, options=dict(fw_raw.get("options") or {}))
+            firmware = S.FIRMWARE_SECTION.build(fw_raw, link_regions=links, model=model, pools=pools)
             # reachability by the NPU
             for pl in [model] + list(pools.values()):
                 if not pl.npu or (pl.size == 0 and pl is not model):
@@ -183,17 +145,11 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                                     f"NPU cache in a separate fast scratch; set firmware.pools.fast_scratch "
                                     f"(region SRAM, size e.g. 384KiB)")
 
-    sim_raw = raw.get("simulation") or {}
-    simulation = S.SimulationSpec(cycle_limit=sim_raw.get("cycle_limit"), time_limit=sim_raw.get("time_limit"),
-                                  strict=bool(sim_raw.get("strict", False)))
-    if npu is not None and npu.device in devices and "uart0" not in devices:
-        pass
+    simulation = S.SIMULATION.build(raw.get("simulation") or {})
     if problems:
         raise ConfigProblems(problems)
-    spec = S.BoardSpec(name=board.get("name", files[0]), description=board.get("description", ""),
-                       fvp_name=board.get("fvp_name", "FVP_MPS3_Corstone_SSE_300"), files=files, memory=memory,
-                       devices=devices, cpu=cpu, npu=npu, firmware=firmware, simulation=simulation, raw=raw,
-                       provenance=dict(prov))
+    spec = S.BOARD.build(board, name=board.get("name", files[0]), files=files, memory=memory, devices=devices,
+                         cpu=cpu, npu=npu, firmware=firmware, simulation=simulation, raw=raw, provenance=dict(prov))
     layout_firmware(spec, model_size=0)  # catch pools that cannot fit even with an empty model
     return spec
 

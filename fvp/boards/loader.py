@@ -218,6 +218,8 @@ def check_schema(node: Any, spec: Any, path: str, prov: dict, problems: list[str
     """Returns the parsed value; appends one line per problem to ``problems``."""
     if spec is S.Free:
         return node
+    if isinstance(spec, S.Section):
+        spec = spec.schema
     if isinstance(spec, S.Tagged):
         if not isinstance(node, dict):
             problems.append(f"{_where(prov, path)}: {path}: expected a mapping, got {node!r}")

@@ -1,20 +1,34 @@
-"""The board-description schema: which keys exist, what each value must be, and the typed spec they become.
+"""The board keys, each declared once: its type and unit, default, documentation and validation.
 
 A board YAML is checked against ``SCHEMA`` (unknown keys and bad values are errors naming the key path and
 what is allowed), then turned into frozen dataclasses (``BoardSpec`` and friends) that the platform builder
-reads. Names follow the hardware documents and Vela's ``vela.ini`` (``core_clock``, ``burst_length``,
+reads. Both come from the declarations below: a :class:`Key` says what one key holds (its checker, which
+parses the value, its unit and its range; its default; its documentation; the typed object's field it fills),
+a :class:`Section` groups the keys of one mapping and makes its dataclass (``@SECTION.typed``), a
+:class:`MapOf` is a mapping of free names, a :class:`Tagged` mapping takes its keys from one tag (a
+device's ``type``). ``SCHEMA`` (the checker the loader walks), the dataclasses' fields, the defaults and
+required keys ``build.py`` applies, and the key table of ``docs/boards.md`` (:func:`key_table`) are all
+derived from them; ``build.py`` keeps only the checks across keys (overlaps, references, the linker layout).
+
+Names follow the hardware documents and Vela's ``vela.ini`` (``core_clock``, ``burst_length``,
 ``read_latency``, ``axi0_port`` ...), so a Vela system config maps across unchanged.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields, make_dataclass
 from typing import Any, Callable
 
 from .. import units
 
 # --------------------------------------------------------------------------------------------------------
-# Value checkers: each takes the raw YAML value and returns the parsed value or raises ValueError(what is allowed)
+# Value checkers: each takes the raw YAML value and returns the parsed value or raises ValueError(what is allowed).
+# ``describe`` is how the key table names what a checker accepts.
+
+
+def _described(check, describe: str):
+    check.describe = describe
+    return check
 
 
 def _str(v):
@@ -33,32 +47,27 @@ def _bool(v):
     raise ValueError(f"expected true/false (or 1/0), got {v!r}")
 
 
-def _nonneg_int(v):
-    n = units.parse_int(v)
-    if n < 0:
-        raise ValueError(f"expected a non-negative integer, got {v!r}")
-    return n
-
-
 # Every number a board holds is finite and ranged: a value outside its range is a one-line error here, never
 # an overflow, a NaN comparison or a limit that stops at once later on.
-def _ranged(parse, lo, hi, what, lo_open=False, unit=""):
+def _ranged(parse, lo, hi, what, lo_open=False, unit="", describe=""):
+    fmt = lambda n: f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
+
     def check(v):
         x = parse(v)
         if (x <= lo if lo_open else x < lo) or x > hi:
-            fmt = lambda n: f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
             raise ValueError(f"{what} must be {'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}{unit}")
         return x
     check.__name__ = f"{what} in range"
-    return check
+    noun = what.split(" ", 1)[1] if what.startswith(("a ", "an ")) else what
+    return _described(check, describe or f"{noun}, {'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}{unit}")
 
 
-def uint(hi, lo=0, what="an integer"):
-    return _ranged(units.parse_int, lo, hi, what)
+def uint(hi, lo=0, what="an integer", describe=""):
+    return _ranged(units.parse_int, lo, hi, what, describe=describe)
 
 
-def number(lo, hi, what="a number", lo_open=False, unit=""):
-    return _ranged(units.parse_number, lo, hi, what, lo_open, unit)
+def number(lo, hi, what="a number", lo_open=False, unit="", describe=""):
+    return _ranged(units.parse_number, lo, hi, what, lo_open, unit, describe)
 
 
 def _scalar(v):
@@ -76,10 +85,7 @@ def _scalar(v):
 
 
 MAX_IRQ = 479  # the Armv8.1-M NVIC has at most 480 external interrupts
-
-
-def _irq_number(v):
-    return uint(MAX_IRQ, what="an interrupt number")(v)
+IRQ_NUMBER = uint(MAX_IRQ, what="an interrupt number", describe=f"interrupt number 0..{MAX_IRQ}")
 
 
 def _irq(v):
@@ -89,9 +95,9 @@ def _irq(v):
         for k, n in v.items():
             if not isinstance(k, str):
                 raise ValueError(f"interrupt names must be strings, got {k!r}")
-            out[k] = _irq_number(n)
+            out[k] = IRQ_NUMBER(n)
         return out
-    return _irq_number(v)
+    return IRQ_NUMBER(v)
 
 
 def _firmware_entry(v):
@@ -105,39 +111,163 @@ def enum(*allowed):
         if v not in allowed:
             raise ValueError(f"{v!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
         return v
-    return check
+    return _described(check, "one of " + ", ".join(f"`{a}`" for a in allowed))
 
 
-def list_of(check):
+def list_of(check, min_items=0, none_means=""):
+    """A list of values ``check`` accepts; with ``min_items`` a shorter list is an error saying what it would
+    mean (``none_means``)."""
     def inner(v):
         if not isinstance(v, list):
             raise ValueError(f"expected a list, got {v!r}")
+        if len(v) < min_items:
+            raise ValueError(f"expected at least {min_items} item{'s' if min_items > 1 else ''}: {none_means}")
         return [check(x) for x in v]
-    return inner
+    return _described(inner, f"list of {check.describe}" + (f" (at least {min_items})" if min_items else ""))
 
 
 ADDRESS_LIMIT = 1 << 40  # the Ethos-U65's 40-bit address space; the Cortex-M55 sees 32 bits of it
-ADDRESS = uint(ADDRESS_LIMIT - 1, what="an address")
-SIZE = _ranged(units.parse_size, 0, ADDRESS_LIMIT, "a size")
-FREQ = _ranged(units.parse_frequency, 1_000, 10_000_000_000, "a clock", unit=" Hz")
-NUMBER = number(-10 ** 12, 10 ** 12)
-STR = _str
-BOOL = _bool
-UINT = uint((1 << 32) - 1)
-U32 = uint((1 << 32) - 1, what="a 32-bit value")
+ADDRESS = uint(ADDRESS_LIMIT - 1, what="an address", describe="address < 2^40 (`0x7000_0000`)")
+SIZE = _ranged(units.parse_size, 0, ADDRESS_LIMIT, "a size", describe="size in bytes <= 2^40 (`2MiB`, `0x200000`)")
+FREQ = _ranged(units.parse_frequency, 1_000, 10_000_000_000, "a clock", unit=" Hz",
+               describe="clock, 1 kHz .. 10 GHz (`32MHz`)")
+STR = _described(_str, "string")
+BOOL = _described(_bool, "true/false")
+U32 = uint((1 << 32) - 1, what="a 32-bit value", describe="32-bit value")
 CYCLES = number(0, 1_000_000, "a cycle count")  # costs, latencies, NPU timing knobs: per event, in cycles
 COST = number(0, 1_000_000, "a cost (CPU cycles per unit)")
-FIRMWARE = _firmware_entry
-SCALAR = _scalar
-IRQ = _irq
+FIRMWARE = _described(_firmware_entry, "a firmware image's name (`module:function`, registered)")
+SCALAR = _described(_scalar, "string, number, true/false or null")
+IRQ = _described(_irq, f"interrupt number 0..{MAX_IRQ}, or names to numbers (`{{rx: 33, tx: 34}}`)")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Declarations
+
+
+class _Marker:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+REQUIRED = _Marker("REQUIRED")  # a missing key is an error ("required key is missing")
+GIVEN = _Marker("GIVEN")  # the builder supplies the value (a reference resolved, a default that depends on where)
+PROPS = _Marker("PROPS")  # the value goes into the typed object's ``props`` dict (a device's per-type keys)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One board key. ``check`` parses and validates the YAML value (a checker, or a nested :class:`Section`,
+    :class:`MapOf` or :class:`Tagged`); ``default`` is what the typed object holds when the key is absent
+    (``REQUIRED``: absence is an error; ``GIVEN``: the builder decides, ``default_doc`` says how); ``field``
+    is the typed object's field (``""``: the key's own name, ``None``: not kept, documentation only,
+    ``PROPS``: in ``props``); ``convert`` turns the checked value into the field's value."""
+
+    check: Any
+    doc: str
+    default: Any = None
+    field: Any = ""
+    convert: Callable | None = None
+    default_doc: str = ""
+
+
+class Section:
+    """A mapping with fixed keys, and the typed object it becomes (``@SECTION.typed`` on the class makes the
+    class a frozen dataclass whose fields come from the keys: ``name`` first for the entries of a
+    :class:`MapOf`, then each kept key in declaration order, then ``props`` and ``extra`` fields). A section
+    without a class becomes a dict of the keys that were set."""
+
+    def __init__(self, keys: dict, doc: str = "", *, named: bool = False, extra: tuple = ()):
+        self.keys = keys
+        self.doc = doc
+        self.named = named
+        self.extra = extra  # fields the builder gives that no key of this mapping holds
+        self.cls = None
+
+    @property
+    def schema(self) -> dict:
+        return {k: key.check for k, key in self.keys.items()}
+
+    def field_names(self) -> list[str]:
+        out = ["name"] if self.named else []
+        out += [key.field or k for k, key in self.keys.items() if key.field is not None and key.field is not PROPS]
+        if any(key.field is PROPS for key in self.keys.values()):
+            out.append("props")
+        return out + list(self.extra)
+
+    def typed(self, cls):
+        """Class decorator: ``cls`` (its methods and docstring) becomes the frozen dataclass of this section."""
+        self.cls = make_dataclass(cls.__name__, [(f, Any) for f in self.field_names()], frozen=True,
+                                  namespace=_namespace(cls))
+        self.cls.__module__ = cls.__module__
+        return self.cls
+
+    def first_missing(self, raw: dict, path: str, where, problems: list) -> bool:
+        """Appends the first required key ``raw`` lacks (as ``where: path.key: required key is missing``);
+        True when none is missing."""
+        for k, key in self.keys.items():
+            if key.default is REQUIRED and raw.get(k) is None:
+                sub = f"{path}.{k}" if path else k
+                problems.append(f"{where(sub)}: {sub}: required key is missing")
+                return False
+        return True
+
+    def values(self, raw: dict, /, **given) -> dict:
+        """The typed object's fields from a checked mapping: set keys converted, absent keys defaulted;
+        ``given`` fills the ``GIVEN`` keys and the extra fields and replaces any field it names."""
+        out, props = {}, {}
+        for k, key in self.keys.items():
+            if key.field is None:
+                continue
+            name = key.field or k
+            if name in given and key.field is not PROPS:
+                continue
+            if k in raw:
+                value = key.convert(raw[k]) if key.convert else raw[k]
+            elif key.default is REQUIRED or key.default is GIVEN:
+                continue
+            elif key.default is None:
+                value = None
+            else:
+                value = key.convert(key.default) if key.convert else _fresh(key.default)
+            if key.field is PROPS:
+                props[k] = value
+            else:
+                out[name] = value
+        if "props" in self.field_names():
+            out["props"] = props
+        # a variant of a Tagged mapping may lack a field another variant has (cortex-m55-system's irq): None
+        return {**dict.fromkeys(f.name for f in fields(self.cls)), **out, **given}
+
+    def build(self, raw: dict, /, **given):
+        """The typed object (or, without a class, the dict of the kept keys that are set)."""
+        if self.cls is None:  # in the order the mapping has them
+            return {k: v for k, v in raw.items() if k in self.keys and self.keys[k].field is not None}
+        return self.cls(**self.values(raw, **given))
+
+    def with_keys(self, **keys) -> "Section":
+        """The same section with keys added or replaced (a device type's own keys)."""
+        return Section({**self.keys, **keys}, self.doc, named=self.named, extra=self.extra)
+
+
+def _namespace(cls) -> dict:
+    return {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__", "__module__")}
+
+
+def _fresh(default):
+    return type(default)(default) if isinstance(default, (dict, list, set)) else default
 
 
 class MapOf:
-    """A mapping with free keys (names), each value checked against ``item`` (a schema dict or a checker)."""
+    """A mapping with free keys (names), each value checked against ``item`` (a section or a checker)."""
 
-    def __init__(self, item, key_check: Callable | None = None):
+    def __init__(self, item, key_check: Callable | None = None, name: str = "<NAME>"):
         self.item = item
         self.key_check = key_check
+        self.name = name  # how the key table writes the free key
 
 
 class Free:
@@ -146,95 +276,201 @@ class Free:
 
 class Tagged:
     """A mapping whose allowed keys depend on the value of one key (a device's ``type``): ``variants`` maps each
-    allowed tag to its own schema dict."""
+    allowed tag to its own section."""
 
     def __init__(self, tag: str, variants: dict):
         self.tag = tag
         self.variants = variants
 
+    def typed(self, cls):
+        """Class decorator: one dataclass for all variants, with the fields of any of them."""
+        names = list(dict.fromkeys(f for v in self.variants.values() for f in v.field_names()))
+        typed = make_dataclass(cls.__name__, [(f, Any) for f in names], frozen=True, namespace=_namespace(cls))
+        typed.__module__ = cls.__module__
+        for v in self.variants.values():
+            v.cls = typed
+        return typed
 
+
+# --------------------------------------------------------------------------------------------------------
+# The board's keys
+
+_DESCRIPTION = Key(STR, "what this is", "", field=None)
+_SOURCE = Key(STR, "the document the values come from", "", field=None)
 MASTER = enum("cpu", "npu", "dma")
-MEMORY_REGION = {
-    "base": ADDRESS, "size": SIZE, "secure_base": ADDRESS, "masters": list_of(MASTER),
-    "kind": enum("ram", "rom"), "description": STR, "source": STR,
-}
+
+MEMORY_REGION = Section({
+    "base": Key(ADDRESS, "the non-secure base address", REQUIRED),
+    "size": Key(SIZE, "bytes", REQUIRED),
+    "secure_base": Key(ADDRESS, "the secure alias's base address (none: no alias)"),
+    # an empty list used to mean [cpu]; a memory nobody can reach is a mistake, so it is now an error
+    "masters": Key(list_of(MASTER, 1, "a memory needs a master that can reach it (cpu, npu, dma)"),
+                   "the bus masters that can reach it", ("cpu",), convert=frozenset, default_doc="`[cpu]`"),
+    "kind": Key(enum("ram", "rom"), "RAM or ROM", "ram"),
+    "description": Key(STR, "what this is", ""),
+    "source": Key(STR, "the document the values come from", ""),
+}, "a RAM", named=True)
+
 DEVICE_TYPES = ("cmsdk_uart", "ethos-u", "stub", "cortex-m55-system")
-_DEVICE_COMMON = {"type": enum(*DEVICE_TYPES), "base": ADDRESS, "secure_base": ADDRESS, "size": SIZE,
-                  "description": STR, "source": STR}
+DEVICE_COMMON = Section({
+    "type": Key(enum(*DEVICE_TYPES), "the device model", REQUIRED),
+    "base": Key(ADDRESS, "the non-secure base address", REQUIRED),
+    "secure_base": Key(ADDRESS, "the secure alias's base address (none: no alias)"),
+    # size 0 used to mean 0x1000; a device with no registers is a mistake, so it is now an error
+    "size": Key(_ranged(units.parse_size, 1, ADDRESS_LIMIT, "a device size",
+                        describe="size in bytes, >= 1 and <= 2^40 (`4KiB`)"),
+                "bytes of its register window", 0x1000, default_doc="4 KiB"),
+    "description": Key(STR, "what this is", "", field=PROPS),
+    "source": Key(STR, "the document the values come from", "", field=PROPS),
+}, "a device", named=True)
+_DEVICE_IRQ = Key(IRQ, "its interrupt(s)")
 DEVICE = Tagged("type", {
-    "cmsdk_uart": {**_DEVICE_COMMON, "irq": IRQ, "out_file": STR, "shutdown_on_eot": BOOL, "shutdown_tag": STR,
-                   "unbuffered_output": BOOL},
-    "ethos-u": {**_DEVICE_COMMON, "irq": _irq_number},
-    "stub": {**_DEVICE_COMMON, "irq": IRQ, "read_value": U32},
-    "cortex-m55-system": dict(_DEVICE_COMMON),
+    "cmsdk_uart": DEVICE_COMMON.with_keys(
+        irq=_DEVICE_IRQ,
+        out_file=Key(STR, "where the output goes: `-` (stdout) or a file (fvp/boards/outputs.py)", "-", field=PROPS),
+        shutdown_on_eot=Key(BOOL, "the EOT byte (0x04) ends the simulation", True, field=PROPS),
+        shutdown_tag=Key(STR, "a line that ends the simulation", None, field=PROPS),
+        unbuffered_output=Key(BOOL, "write each byte at once", False, field=PROPS)),
+    "ethos-u": DEVICE_COMMON.with_keys(irq=Key(IRQ_NUMBER, "its interrupt")),
+    "stub": DEVICE_COMMON.with_keys(irq=_DEVICE_IRQ,
+                                    read_value=Key(U32, "what every read returns", 0, field=PROPS)),
+    "cortex-m55-system": DEVICE_COMMON.with_keys(),
 })
-MEMORY_TIMING = {
-    "clock_scale": number(0, 1000, "a clock scale", lo_open=True),
-    "burst_length": _ranged(units.parse_size, 1, 4096, "a burst length", unit=" bytes"),
-    "read_latency": CYCLES, "write_latency": CYCLES,
-    "max_reads": uint(1_000_000), "max_writes": uint(1_000_000), "description": STR,
-}
+
 MEMORY_TYPES = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
-SYSTEM_CONFIG = {
-    "core_clock": FREQ, "axi0_port": enum(*MEMORY_TYPES), "axi1_port": enum(*MEMORY_TYPES),
-    "memories": MapOf(MEMORY_TIMING, enum(*MEMORY_TYPES)), "description": STR, "source": STR,
-}
+MEMORY_TIMING = Section({
+    "clock_scale": Key(number(0, 1000, "a clock scale", lo_open=True), "memory clock / NPU clock", 1.0),
+    "burst_length": Key(_ranged(units.parse_size, 1, 4096, "a burst length", unit=" bytes"),
+                        "bytes per burst", 32),
+    "read_latency": Key(CYCLES, "cycles", 0.0),
+    "write_latency": Key(CYCLES, "cycles", 0.0),
+    "max_reads": Key(uint(1_000_000), "outstanding reads (0: no limit)", 0),
+    "max_writes": Key(uint(1_000_000), "outstanding writes (0: no limit)", 0),
+    "description": _DESCRIPTION,
+}, "one memory type's timing (Vela's `[Memory.*]`)")
+
+SYSTEM_CONFIG = Section({
+    "core_clock": Key(FREQ, "the NPU clock", 500_000_000, field="core_clock_hz", default_doc="500 MHz"),
+    "axi0_port": Key(enum(*MEMORY_TYPES), "the memory type on AXI0", "Sram"),
+    "axi1_port": Key(enum(*MEMORY_TYPES), "the memory type on AXI1", "OffChipFlash"),
+    "memories": Key(MapOf(MEMORY_TIMING, enum(*MEMORY_TYPES), "<TYPE>"), "timing per memory type", GIVEN,
+                    default_doc="none"),
+    "description": _DESCRIPTION,
+    "source": _SOURCE,
+}, "a Vela system config", named=True)
+
 PORT = enum("axi0", "axi1")
-MEMORY_MODE = {
-    "const": PORT, "arena": PORT, "cache": PORT, "arena_cache_size": SIZE,
-    "qconfig": U32, "regioncfg": list_of(uint(3, what="a region config")), "description": STR, "source": STR,
-}
-PLACEMENT = {
-    "region": STR, "address": ADDRESS, "size": SIZE, "align": uint(1 << 32, what="an alignment"), "npu": BOOL,
-    "description": STR,
-}
-LINK_REGION = {"base": ADDRESS, "size": SIZE, "description": STR}
+MEMORY_MODE = Section({
+    "const": Key(PORT, "the port of weights and constants", "axi1", field="const_port"),
+    "arena": Key(PORT, "the port of the tensor arena", "axi0", field="arena_port"),
+    "cache": Key(PORT, "the port of the NPU's cache (region 2)", "axi0", field="cache_port"),
+    "arena_cache_size": Key(SIZE, "bytes of the arena cache", 0),
+    "qconfig": Key(U32, "the driver's QCONFIG", 2),
+    # an empty list used to mean the default; it is now the length error of build.py
+    "regioncfg": Key(list_of(uint(3, what="a region config", describe="0..3")),
+                     "the driver's REGIONCFG, one value per region (8)", (3, 0, 1, 1, 1, 1, 1, 1), convert=tuple,
+                     default_doc="`[3, 0, 1, 1, 1, 1, 1, 1]`"),
+    "description": _DESCRIPTION,
+    "source": _SOURCE,
+}, "a Vela memory mode with the driver's AXI settings", named=True)
+
+TIMING_PARAMS = Section({
+    "cmd_word_cycles": Key(CYCLES, "per command word", default_doc="the timing model's"),
+    "op_setup_cycles": Key(CYCLES, "per operation", default_doc="the timing model's"),
+    "dma_setup_cycles": Key(CYCLES, "per DMA", default_doc="the timing model's"),
+    "stream_setup_cycles": Key(CYCLES, "per command stream", default_doc="the timing model's"),
+    "description": _DESCRIPTION,
+}, "knobs of the NPU timing model that Vela's system config has no name for (docs/timing.md)")
+
+NPU = Section({
+    "device": Key(STR, "the `ethos-u` device", REQUIRED),
+    "variant": Key(STR, "the NPU configuration (`ethos-u55-128`, ...)", REQUIRED),
+    "system_config": Key(STR, "a name under `system_configs`", REQUIRED),
+    "memory_mode": Key(STR, "a name under `memory_modes`", REQUIRED),
+    "timing": Key(enum("analytic", "none"), "the timing model (`none`: no NPU time)", "analytic"),
+    "engine": Key(enum("fast", "reference"), "the functional engine", "fast"),
+    "check_stream": Key(enum("off", "warn", "strict"), "the stream checker (`fvp run --check-stream`, "
+                        "docs/stream-checker.md): off, warn (one line per finding) or strict (the first error stops "
+                        "the run, exit 1)", "off"),
+    # 0 used to mean the default; a stream that may run no command is a mistake, so it is now an error
+    "max_commands": Key(uint(1_000_000_000, lo=1, what="a command count"),
+                        "commands per stream before the watchdog (STATUS.wd_fault)", 1_000_000),
+    "description": _DESCRIPTION,
+    "timing_params": Key(TIMING_PARAMS, TIMING_PARAMS.doc, {}, convert=TIMING_PARAMS.build, default_doc="none"),
+}, "the NPU")
+
+CPU = Section({
+    "type": Key(enum("cortex-m55", "cortex-m85"), "the CPU", "cortex-m55"),
+    "clock": Key(FREQ, "the CPU clock", 32_000_000, field="clock_hz", default_doc="32 MHz"),
+    "mips_per_mhz": Key(number(0, 100, "instructions per cycle", lo_open=True), "for the `--stat` estimate", 1.0),
+    "costs": Key(MapOf(COST), "CPU cycles per unit of firmware work", {}, convert=dict, default_doc="none"),
+    "description": _DESCRIPTION,
+    "source": _SOURCE,
+}, "the CPU and its cost table")
+
+PLACEMENT = Section({
+    "region": Key(STR, "a name under `firmware.memory`", REQUIRED),
+    "address": Key(ADDRESS, "a fixed address (none: the next free one)"),
+    "size": Key(SIZE, "bytes (required for a pool; the model's is the program's)"),
+    # 0 used to mean 16; an alignment of 0 makes no sense (1 is no alignment), so it is now an error
+    "align": Key(uint(1 << 32, lo=1, what="an alignment", describe="a power of two <= 2^32"), "bytes", 16),
+    "npu": Key(BOOL, "the NPU must reach it", GIVEN, default_doc="true for the model, false for a pool"),
+    "description": _DESCRIPTION,
+}, "a placement, as the linker script places a section", named=True)
+
+LINK_REGION = Section({
+    "base": Key(ADDRESS, "address", REQUIRED),
+    "size": Key(SIZE, "bytes", REQUIRED),
+    "description": _DESCRIPTION,
+}, "a MEMORY region of the linker script")
+
+FIRMWARE_SECTION = Section({
+    "entry": Key(FIRMWARE, "the firmware image", REQUIRED),
+    "runtime": Key(STR, "the runtime profile (docs/runtime-profiles.md)", ""),
+    "allocator": Key(STR, "the allocator (docs/allocators.md)", ""),
+    "memory": Key(MapOf(LINK_REGION), "the linker's MEMORY regions", GIVEN, field="link_regions",
+                  default_doc="none"),
+    "model": Key(PLACEMENT, "where the program goes", REQUIRED),
+    "pools": Key(MapOf(PLACEMENT), "the runner's pools (`method`, `temp`, `fast_scratch`, `planned_fast`)", GIVEN,
+                 default_doc="none"),
+    "options": Key(MapOf(SCALAR), "options the firmware checks itself", {}, convert=dict, default_doc="none"),
+    "description": _DESCRIPTION,
+}, "the firmware and its link layout")
+
+SIMULATION = Section({
+    "cycle_limit": Key(uint((1 << 63) - 1, lo=1, what="a cycle limit"), "CPU cycles before the run stops",
+                       default_doc="none"),
+    "time_limit": Key(number(0, 10 ** 9, "a time limit", lo_open=True, unit=" s"), "seconds of host time",
+                      default_doc="none"),
+    "strict": Key(BOOL, "guest errors fail the run", False),
+}, "limits and strictness")
+
+BOARD = Section({
+    "name": Key(STR, "the board's name", GIVEN, default_doc="the file's name"),
+    "description": Key(STR, "what this is", ""),
+    "source": _SOURCE,
+    "fvp_name": Key(STR, "the `--stat` header", "FVP_MPS3_Corstone_SSE_300"),
+}, "the board", extra=("files", "memory", "devices", "cpu", "npu", "firmware", "simulation", "raw", "provenance"))
 
 SCHEMA: dict[str, Any] = {
     "extends": Free,
-    "board": {"name": STR, "description": STR, "source": STR, "fvp_name": STR},
+    "board": BOARD,
     "memory": MapOf(MEMORY_REGION),
     "devices": MapOf(DEVICE),
-    "cpu": {
-        "type": enum("cortex-m55", "cortex-m85"), "clock": FREQ,
-        "mips_per_mhz": number(0, 100, "instructions per cycle", lo_open=True),
-        "costs": MapOf(COST), "description": STR, "source": STR,
-    },
-    "npu": {
-        "device": STR, "variant": STR, "system_config": STR, "memory_mode": STR,
-        "timing": enum("analytic", "none"), "engine": enum("fast", "reference"),
-        "max_commands": uint(1_000_000_000, what="a command count"), "description": STR,
-        # knobs of the NPU timing model that Vela's system config has no name for (docs/timing.md)
-        "timing_params": {"cmd_word_cycles": CYCLES, "op_setup_cycles": CYCLES, "dma_setup_cycles": CYCLES,
-                          "stream_setup_cycles": CYCLES, "description": STR},
-    },
+    "cpu": CPU,
+    "npu": NPU,
     "system_configs": MapOf(SYSTEM_CONFIG),
     "memory_modes": MapOf(MEMORY_MODE),
-    "firmware": {
-        "entry": FIRMWARE, "runtime": STR, "allocator": STR, "memory": MapOf(LINK_REGION),
-        "model": PLACEMENT, "pools": MapOf(PLACEMENT), "options": MapOf(SCALAR), "description": STR,
-    },
-    "simulation": {
-        "cycle_limit": uint((1 << 63) - 1, lo=1, what="a cycle limit"),
-        "time_limit": number(0, 10 ** 9, "a time limit", lo_open=True, unit=" s"), "strict": BOOL,
-    },
+    "firmware": FIRMWARE_SECTION,
+    "simulation": SIMULATION,
 }
 
 # --------------------------------------------------------------------------------------------------------
-# Typed spec
+# Typed spec: the fields come from the sections above
 
 
-@dataclass(frozen=True)
+@MEMORY_REGION.typed
 class MemoryRegionSpec:
-    name: str
-    base: int
-    size: int
-    secure_base: int | None
-    masters: frozenset
-    kind: str
-    description: str = ""
-    source: str = ""
-
     def windows(self) -> list[tuple[int, int]]:
         """Bus windows (base, size) where this region appears: the NS base and the secure alias."""
         out = [(self.base, self.size)]
@@ -243,108 +479,106 @@ class MemoryRegionSpec:
         return out
 
 
-@dataclass(frozen=True)
+@DEVICE.typed
 class DeviceSpec:
-    name: str
-    type: str
-    base: int
-    size: int
-    secure_base: int | None
-    irq: Any
-    props: dict = field(default_factory=dict)
+    """A device; ``props`` holds its type's own keys (``out_file``, ``read_value``, ...), defaults filled;
+    ``irq`` is None for a type without one (cortex-m55-system)."""
 
 
-@dataclass(frozen=True)
+@MEMORY_TIMING.typed
 class MemoryTimingSpec:
-    clock_scale: float
-    burst_length: int
-    read_latency: float
-    write_latency: float
-    max_reads: int = 0
-    max_writes: int = 0
+    pass
 
 
-@dataclass(frozen=True)
+@SYSTEM_CONFIG.typed
 class SystemConfigSpec:
-    name: str
-    core_clock_hz: int
-    axi0_port: str
-    axi1_port: str
-    memories: dict  # memory type name -> MemoryTimingSpec
-    # the board's npu.timing_params (fixed NPU costs), carried here so the timing model gets them with the clock
-    # and the memories it already receives
+    pass
 
 
-@dataclass(frozen=True)
+@MEMORY_MODE.typed
 class MemoryModeSpec:
-    name: str
-    const_port: str
-    arena_port: str
-    cache_port: str
-    arena_cache_size: int
-    qconfig: int
-    regioncfg: tuple
+    pass
 
 
-@dataclass(frozen=True)
+@NPU.typed
 class NpuSpec:
-    device: str
-    variant: str
-    system_config: SystemConfigSpec
-    memory_mode: MemoryModeSpec
-    timing: str
-    engine: str
-    max_commands: int
-    timing_params: dict = field(default_factory=dict)  # npu.timing_params: knobs of the timing model
+    """``system_config`` and ``memory_mode`` hold the resolved specs of the names."""
 
 
-@dataclass(frozen=True)
+@CPU.typed
 class CpuSpec:
-    type: str
-    clock_hz: int
-    costs: dict
-    mips_per_mhz: float = 1.0
+    pass
 
 
-@dataclass(frozen=True)
+@PLACEMENT.typed
 class PlacementSpec:
-    name: str
-    region: str
-    size: int | None
-    address: int | None
-    align: int
-    npu: bool
+    pass
 
 
-@dataclass(frozen=True)
+@FIRMWARE_SECTION.typed
 class FirmwareSpec:
-    entry: str
-    runtime: str
-    allocator: str
-    link_regions: dict  # name -> (base, size)
-    model: PlacementSpec
-    pools: dict  # name -> PlacementSpec
-    options: dict
+    """``link_regions``: name -> (base, size); ``pools``: name -> PlacementSpec."""
 
 
-@dataclass(frozen=True)
+@SIMULATION.typed
 class SimulationSpec:
-    cycle_limit: int | None
-    time_limit: float | None
-    strict: bool
+    pass
 
 
-@dataclass(frozen=True)
+@BOARD.typed
 class BoardSpec:
-    name: str
-    description: str
-    fvp_name: str
-    files: tuple
-    memory: dict  # name -> MemoryRegionSpec (declaration order)
-    devices: dict  # name -> DeviceSpec
-    cpu: CpuSpec
-    npu: NpuSpec
-    firmware: FirmwareSpec
-    simulation: SimulationSpec
-    raw: dict  # the merged, checked mapping (for `fvp config`)
-    provenance: dict  # dotted key path -> where it was set
+    """``memory``, ``devices``: name -> spec (declaration order); ``raw``: the merged, checked mapping (for `fvp
+    config`); ``provenance``: dotted key path -> where it was set."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# The key table of docs/boards.md
+
+
+def _rows(node, path: str):
+    if isinstance(node, Section):
+        for k, key in node.keys.items():
+            sub = f"{path}.{k}" if path else k
+            if isinstance(key.check, MapOf) and not isinstance(key.check.item, (Section, Tagged)):
+                yield f"{sub}.{key.check.name}", Key(key.check.item, key.doc, default_doc=key.default_doc)
+            elif isinstance(key.check, (Section, MapOf, Tagged)):
+                yield from _rows(key.check, sub)
+            else:
+                yield sub, key
+    elif isinstance(node, MapOf):  # of sections (a MapOf of values is written by its key, above)
+        yield from _rows(node.item, f"{path}.{node.name}")
+    elif isinstance(node, Tagged):
+        seen = {}
+        for tag, variant in node.variants.items():
+            for sub, key in _rows(variant, path):
+                seen.setdefault(sub, (key, []))[1].append(tag)
+        for sub, (key, tags) in seen.items():
+            yield sub, key if len(tags) == len(node.variants) else Key(key.check, f"{key.doc} ({', '.join(tags)})",
+                                                                       key.default, key.field, key.convert,
+                                                                       key.default_doc)
+
+
+def _default_text(key: Key) -> str:
+    if key.default_doc:
+        return key.default_doc
+    if key.default is REQUIRED:
+        return "required"
+    if key.default is None:
+        return "none"
+    if isinstance(key.default, bool):
+        return "true" if key.default else "false"
+    if key.default == "":
+        return '""'
+    return f"`{key.default}`"
+
+
+def key_table() -> str:
+    """The Markdown table of every board key: path, what it takes, default, what it is."""
+    lines = ["| key | takes | default | what |", "|---|---|---|---|"]
+    for name, node in SCHEMA.items():
+        if node is Free:
+            continue
+        for path, key in _rows(node, name):
+            takes = getattr(key.check, "describe", "")
+            lines.append(f"| `{path}` | {takes} | {_default_text(key)} | {key.doc} |")
+    return "\n".join(lines)

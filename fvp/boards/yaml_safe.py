@@ -58,6 +58,15 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _children(node) -> list:
+    """The nodes a sequence or mapping node holds (a mapping's keys and values); none for a scalar."""
+    if isinstance(node, SequenceNode):
+        return node.value
+    if isinstance(node, MappingNode):
+        return [n for kv in node.value for n in kv]
+    return []
+
+
 def _check_expansion(root) -> None:
     """Expanded size of the node graph (aliases are shared nodes), memoised; a cycle is an error."""
     sizes: dict[int, int] = {}
@@ -69,13 +78,7 @@ def _check_expansion(root) -> None:
         nid = id(node)
         if done:
             on_path.discard(nid)
-            if isinstance(node, SequenceNode):
-                kids = node.value
-            elif isinstance(node, MappingNode):
-                kids = [n for kv in node.value for n in kv]
-            else:
-                kids = []
-            total = 1 + sum(sizes[id(k)] for k in kids)
+            total = 1 + sum(sizes[id(k)] for k in _children(node))
             if total > MAX_NODES:
                 raise StructureError(None, None, f"the document expands to more than {MAX_NODES} values "
                                                  f"(aliases of aliases)", node.start_mark)
@@ -87,13 +90,7 @@ def _check_expansion(root) -> None:
             raise StructureError(None, None, "an alias refers to a node that contains it", node.start_mark)
         on_path.add(nid)
         stack.append((node, True))
-        if isinstance(node, SequenceNode):
-            kids = node.value
-        elif isinstance(node, MappingNode):
-            kids = [n for kv in node.value for n in kv]
-        else:
-            kids = []
-        for k in kids:
+        for k in _children(node):
             if id(k) in on_path:
                 raise StructureError(None, None, "an alias refers to a node that contains it", k.start_mark)
             if id(k) not in sizes:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import sys
 
+from hwdesc.ethosu import PMU_EVENT
+
 from ..errors import ConfigError, FvpError
 
 _PS = 10 ** 12
@@ -193,9 +195,13 @@ def print_profile(platform, result, out=None) -> None:
         ev = getattr(timing, "events", {}) or {}
         if ev:
             width = npu.arch.axi_width_bytes if npu is not None else 8
-            w(f"     AXI beats ({width} B): AXI0 read {ev.get(0x82, 0):,} write {ev.get(0x87, 0):,}; "
-              f"AXI1 read {ev.get(0x182, 0):,} write {ev.get(0x187, 0):,}; MAC_ACTIVE {ev.get(0x30, 0):,}, "
-              f"AO_ACTIVE {ev.get(0x40, 0):,}, WD_ACTIVE {ev.get(0x50, 0):,}\n")
+            n = {name: ev.get(PMU_EVENT.value(name), 0) for name in (
+                "AXI0_RD_DATA_BEAT_RECEIVED", "AXI0_WR_DATA_BEAT_WRITTEN", "AXI1_RD_DATA_BEAT_RECEIVED",
+                "AXI1_WR_DATA_BEAT_WRITTEN", "MAC_ACTIVE", "AO_ACTIVE", "WD_ACTIVE")}
+            w(f"     AXI beats ({width} B): AXI0 read {n['AXI0_RD_DATA_BEAT_RECEIVED']:,} "
+              f"write {n['AXI0_WR_DATA_BEAT_WRITTEN']:,}; AXI1 read {n['AXI1_RD_DATA_BEAT_RECEIVED']:,} "
+              f"write {n['AXI1_WR_DATA_BEAT_WRITTEN']:,}; MAC_ACTIVE {n['MAC_ACTIVE']:,}, "
+              f"AO_ACTIVE {n['AO_ACTIVE']:,}, WD_ACTIVE {n['WD_ACTIVE']:,}\n")
     w("\n=== CPU profile " + "=" * 100 + "\n")
     cpu_hz = platform.spec.cpu.clock_hz
     t = data["totals"]

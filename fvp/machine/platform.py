@@ -153,7 +153,7 @@ class Platform:
     def _make_device(self, d):
         p = d.props
         if d.type == "cmsdk_uart":
-            target = p.get("out_file", "-")
+            target = p["out_file"]  # the defaults of props are the declaration's (fvp/boards/schema.py)
             if self.console is not None:
                 sink = _Sink(self.console)
             elif target in ("-", "", None):
@@ -162,11 +162,11 @@ class Platform:
                 f = open_output(self.spec, f"devices.{d.name}.out_file", target)
                 self._uart_files.append(f)
                 sink = _Sink(f)
-            return CmsdkUart(d.name, sink, shutdown_on_eot=p.get("shutdown_on_eot", True),
-                             shutdown_tag=p.get("shutdown_tag"), unbuffered=p.get("unbuffered_output", False),
+            return CmsdkUart(d.name, sink, shutdown_on_eot=p["shutdown_on_eot"],
+                             shutdown_tag=p["shutdown_tag"], unbuffered=p["unbuffered_output"],
                              guest_error=self._guest_error)
         if d.type == "stub":
-            return StubDevice(d.name, p.get("read_value", 0), note=self._stub_access)
+            return StubDevice(d.name, p["read_value"], note=self._stub_access)
         if d.type == "cortex-m55-system":
             return CortexM55System(d.name, lambda: self.sim.cpu_cycles, self.nvic, guest_error=self._guest_error)
         if d.type == "ethos-u":

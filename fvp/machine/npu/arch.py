@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hwdesc.ethosu import MMIO_BASE, NPU_VARIANTS
+
 from ...errors import ConfigError
 
 #: ID register image Vela's driver payload carries (arch 1.0.6); the driver compares it with the hardware.
@@ -75,8 +77,8 @@ class NpuArch:
 
     @property
     def config_word(self) -> int:
-        return ((self.macs_per_cc_log2 & 0xF) | ((self.cmd_stream_version & 0xF) << 4)
-                | ((self.shram_kib & 0xFF) << 8) | ((self.product & 0xF) << 28))
+        return MMIO_BASE.CONFIG.pack(macs_per_cc=self.macs_per_cc_log2, cmd_stream_version=self.cmd_stream_version,
+                                     shram_size=self.shram_kib, product=self.product)
 
     @property
     def address_mask(self) -> int:
@@ -133,6 +135,9 @@ ARCHS = {
         _u65("ethos-u65-512", 2, _U65_512_CYC),
     )
 }
+
+
+assert tuple(ARCHS) == NPU_VARIANTS  # the names a board may give (hwdesc), each with its microarchitecture
 
 
 def get_arch(name) -> NpuArch:

@@ -120,12 +120,7 @@ def decode_commands(words, arch) -> list[Command]:
 
 # ======================================================================================== COP1 payload
 
-COP1_MAGIC = 0x31504F43
-DA_CONFIG = 0x01
-DA_CMD_STREAM = 0x02
-DA_READ_APB = 0x03
-DA_DUMP_SHRAM = 0x04
-DA_NOP = 0x05
+_DA = R.DRIVER_ACTION
 
 
 @dataclass(frozen=True)
@@ -144,24 +139,24 @@ def parse_driver_payload(data) -> DriverPayload:
     Raises ``ValueError`` for a malformed payload.
     """
     w = as_words(data)
-    if len(w) == 0 or int(w[0]) != COP1_MAGIC:
+    if len(w) == 0 or int(w[0]) != R.COP1_FOURCC:
         raise ValueError("not a COP1 driver payload (missing 'COP1' magic)")
     i = 1
     config = ident = None
     while i < len(w):
         tag = int(w[i])
-        cmd = tag & 0xFF
-        if cmd == DA_CONFIG:
+        cmd = R.driver_action(tag)
+        if cmd == _DA.OPTIMIZER_CONFIG:
             if i + 2 >= len(w):
                 raise ValueError("truncated OPTIMIZER_CONFIG in COP1 payload")
             config, ident = int(w[i + 1]), int(w[i + 2])
             i += 3
-        elif cmd == DA_NOP:
+        elif cmd == _DA.NOP:
             i += 1
-        elif cmd == DA_READ_APB or cmd == DA_DUMP_SHRAM:
+        elif cmd == _DA.READ_APB_REG or cmd == _DA.DUMP_SHRAM:
             i += 1
-        elif cmd == DA_CMD_STREAM:
-            length = (((tag >> 8) & 0xFF) << 16) | (tag >> 16)
+        elif cmd == _DA.COMMAND_STREAM:
+            length = R.driver_action_length(tag)
             start = i + 1
             if start + length > len(w):
                 raise ValueError(f"COP1 command stream of {length} words overruns the payload")
