@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 _SUBKERNEL = 8  # sub-kernel limit (height and width) of convolution, depthwise and pooling
 
 
@@ -26,19 +28,24 @@ def _axis_blocks(n: int, b: int) -> list:
 
 def _fetched(out_len: int, blk: int, stride: int, k: int, dil: int, pad: int, in_len: int) -> int:
     """Input rows (or columns) fetched over all blocks of one axis: each block reads its window (halo
-    included, padding not fetched), once per sub-kernel of at most 8 taps."""
-    total = 0
+    included, padding not fetched), once per sub-kernel of at most 8 taps.
+
+    Vectorised over the blocks (a grown stream can ask for 65,536 blocks x 256 sub-kernels: a Python loop took
+    seconds there, with no point to interrupt it); exact integer arithmetic, the same sums as block by block."""
     blk = max(1, min(blk, out_len))
+    if out_len <= 0:
+        return 0
+    starts = np.arange(0, out_len, blk, dtype=np.int64)
+    ends = np.minimum(starts + blk, out_len)
+    lo0 = starts * stride - pad
+    hi0 = (ends - 1) * stride - pad
+    total = 0
     for ks in range(0, max(k, 1), _SUBKERNEL):
         ksub = min(_SUBKERNEL, k - ks)
         span = (ksub - 1) * dil + 1
-        o = 0
-        while o < out_len:
-            e = min(o + blk, out_len)
-            lo = o * stride - pad + ks * dil
-            hi = (e - 1) * stride - pad + ks * dil + span
-            total += max(0, min(hi, in_len) - max(lo, 0))
-            o = e
+        lo = np.maximum(lo0 + ks * dil, 0)
+        hi = np.minimum(hi0 + ks * dil + span, in_len)
+        total += int(np.maximum(hi - lo, 0).sum())
     return total
 
 
