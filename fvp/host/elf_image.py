@@ -13,6 +13,8 @@ optional extra ``elf``):
 
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 
@@ -43,6 +45,9 @@ class ElfImage:
     machine: str = ""
 
 
+ELF_LIMIT = 4 << 30  # an ELF is read lazily, section by section; every read is bounded by a regular file's size
+
+
 def read_elf(path: str) -> ElfImage:
     """Read the program and pools of a runner ELF; ``ConfigError`` (one line) for anything unusable."""
     try:
@@ -58,6 +63,12 @@ def read_elf(path: str) -> ElfImage:
     except OSError as e:
         raise ConfigError(f"-a {path}: cannot read: {e.strerror}") from None
     with f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):  # a pipe or device: pyelftools seeks, and reads what headers claim
+            raise ConfigError(f"-a {path}: not a regular file (an ELF must be a file the simulator can seek in)")
+        if st.st_size > ELF_LIMIT:
+            raise ConfigError(f"-a {path}: application file is larger than {ELF_LIMIT >> 30}GiB ({st.st_size} "
+                              f"bytes): not a plausible runner ELF")
         if f.read(4) != b"\x7fELF":
             raise ConfigError(f"-a {path}: not an ELF file")
         f.seek(0)

@@ -365,3 +365,13 @@ def test_a_stream_is_read_at_most_stream_limit(monkeypatch):
     os.close(w)
     assert bounded_read.read_input(f"/dev/fd/{r}", 1 << 30) == b"x" * 1000  # a small stream is read whole
     os.close(r)
+
+
+def test_dropin_elf_must_be_a_bounded_regular_file(tmp_path, capsys):
+    big = tmp_path / "big.elf"
+    with open(big, "wb") as f:  # sparse: no disk used
+        f.truncate(5 << 30)
+    for path, why in (("/dev/zero", "not a regular file"), (str(big), "larger than 4GiB")):
+        rc = dropin.main(["-a", path])
+        err = capsys.readouterr().err
+        assert rc == 2 and why in err and len(err.strip().splitlines()) == 1, err
