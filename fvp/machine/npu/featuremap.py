@@ -15,6 +15,8 @@ covering it (``memory.view(address, length, write)``) and the numba kernels gath
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .engines._jit import njit
@@ -45,7 +47,13 @@ def channel_offsets(depth: int, elem: int, nhcwb16: bool, stride_c: int) -> np.n
 
 def extent(fm, height: int | None = None, width: int | None = None, depth: int | None = None):
     """``(lo, hi)``: byte offsets (relative to the region base, ``hi`` exclusive) of every element of ``fm``'s
-    ``height x width x depth`` area (defaults: ``fm.height/width/depth``).  ``None`` if the area is empty."""
+    ``height x width x depth`` area (defaults: ``fm.height/width/depth``).  ``None`` if the area is empty.
+    Remembered per feature map and area (a program's streams meet the same ones at every inference)."""
+    return _extent(fm, height, width, depth)
+
+
+@functools.lru_cache(maxsize=4096)
+def _extent(fm, height, width, depth):
     h = fm.height if height is None else height
     w = fm.width if width is None else width
     d = fm.depth if depth is None else depth
@@ -185,10 +193,10 @@ _WRITE_DTYPES = {1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}
 
 def _strided(view: np.ndarray, start: int, dtype: str, shape: tuple, strides: tuple) -> np.ndarray:
     """The bytes of ``view`` as ``dtype`` elements at ``start + sum(index * stride)`` (signed byte strides,
-    unaligned elements allowed). Every element must lie inside ``view``: the callers ask only for elements of a
+    unaligned elements allowed). Every element lies inside ``view``: the callers ask only for elements of a
     feature map's extent, which is what the view covers."""
-    first = view[start:start + np.dtype(dtype).itemsize].view(dtype)
-    return np.lib.stride_tricks.as_strided(first, shape=shape, strides=strides)
+    # numpy checks that every element lies inside the view (a ValueError otherwise, never a stray read)
+    return np.ndarray(shape, dtype, buffer=view, offset=start, strides=strides)
 
 
 def _parts(fm, view: np.ndarray, lo: int, h: int, w: int, d: int, dtype: str) -> list:
@@ -216,6 +224,7 @@ def _parts(fm, view: np.ndarray, lo: int, h: int, w: int, d: int, dtype: str) ->
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _distinct(fm, h: int, w: int, d: int) -> bool:
     """Whether every element of the area has its own bytes (no two elements, in a tile or across tiles,
     share one): then a scatter's result does not depend on the order of its writes. A sufficient test: each

@@ -47,6 +47,8 @@ def _small(*arrays) -> bool:
 def _numpy_path(n: int, count: bool = True) -> bool:
     """Whether an array of ``n`` elements takes the numpy path; ``count``: it will (the elements count towards
     ``JIT_AFTER_ELEMENTS``)."""
+    if _numpy_large_elements[0] > JIT_AFTER_ELEMENTS:
+        return False  # a long run: the kernels for every size (one call instead of a dozen numpy ones)
     if n <= NUMPY_MAX_ELEMENTS:
         return True
     if count:
@@ -251,12 +253,27 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     mode = op.ofm_round_mode
     if _small(v2):
         # numpy: the kernels' arithmetic, exact (int64 where it cannot overflow, Python integers otherwise)
+        lo, hi = int(ofm.min_value), int(ofm.max_value)
+        if (kind == 0 and mode != 1 and v2.size and int(s.max()) <= 31 and int(s.min()) >= 0
+                and max(int(v2.max()), -int(v2.min())) < (1 << 30)):
+            # the common case in few passes: R = 2**(s-1) whatever the sign (no DBL term below shift 32)
+            y = v2 * m
+            y += np.where(s > 0, np.int64(1) << np.maximum(s - 1, 0), 0)
+            y >>= s
+            y += np.int64(ofm.zero_point)
+            if rng is not None:
+                lo, hi = max(lo, int(rng[0])), min(hi, int(rng[1]))
+                if lo > hi:  # the activation clamp, then the type's range
+                    y = np.clip(np.clip(y, rng[0], rng[1]), ofm.min_value, ofm.max_value)
+                    return y.reshape(shape)
+            np.clip(y, lo, hi, out=y)
+            return y.reshape(shape)
         y = mul_round_shift_np(v2, m, s, mode) + np.int64(ofm.zero_point)
         if rng is not None:
             y = np.clip(y, rng[0], rng[1])
         if kind:
             y = _lut_np(y, kind, tab, lut_signed)
-        return np.clip(y, int(ofm.min_value), int(ofm.max_value)).reshape(shape)
+        return np.clip(y, lo, hi).reshape(shape)
     out = np.empty_like(v2)
     if kind == 0 and mode in (0, 2) and v2.size and s.max(initial=0) <= 62 and s.min(initial=0) >= 0:
         vmax = max(int(v2.max()), -int(v2.min()))
@@ -760,7 +777,7 @@ def _fused_depthwise(op, ifm, weights, bias_scale, lut):
         return None
     k = op.kernel
     P = np.ascontiguousarray(padded_ifm(ifm[:, :, :c], op, dtype=np.int32))
-    w = np.ascontiguousarray(np.transpose(weights[:, :, :, 0], (1, 2, 0)), dtype=np.int32)
+    w = np.array(np.transpose(weights[:, :, :, 0], (1, 2, 0)), dtype=np.int32, order="C")  # writeable copy
     out = np.empty((op.ofm.height, op.ofm.width, c), np.int32)
     if _depthwise_requant_kernel(P, w, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, *params, out):
         return None
