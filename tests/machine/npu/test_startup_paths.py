@@ -119,3 +119,35 @@ def test_fused_kernels_are_used_for_large_operations(monkeypatch):
             assert got is not None and got.dtype == np.int32
             break
     assert not calls
+
+
+# ------------------------------------------------------------------------------------------------ weight order
+
+from fvp.machine.npu import weights as weights_mod  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_numpy_unpack_matches_the_kernel(seed):
+    """The numpy weight unpacker (every run) against the numba traversal kernel, on random layouts: depthwise,
+    part-kernel-first, dilation, 8/16-bit IFMs, OFM block depths that are not a multiple of the micro-block
+    (blocks then overlap, and the later one wins in both), dual-core splits."""
+    rng = np.random.default_rng(seed)
+    depthwise = bool(rng.random() < 0.3)
+    cores = int(rng.choice([1, 2]))
+    kw = dict(ofm_depth=int(rng.integers(1, 70)), ifm_depth=int(rng.integers(1, 70)),
+              kernel_h=int(rng.integers(1, 11)), kernel_w=int(rng.integers(1, 11)),
+              dilation_y=int(rng.choice([1, 2])), dilation_x=int(rng.choice([1, 2])),
+              ofm_block_depth=int(rng.choice([8, 16, 12, 20, 32])), depthwise=depthwise,
+              part_kernel_first=bool(rng.random() < 0.4), ifm_bits=int(rng.choice([8, 16])),
+              ofm_ublock_depth=int(rng.choice([8, 4, 2])), ifm_ublock_depth=int(rng.choice([8, 4])), cores=cores,
+              core=int(rng.integers(0, cores)))
+    p = weights_mod._layout(*(kw[k] for k in ("ofm_depth", "ifm_depth", "kernel_h", "kernel_w", "dilation_y",
+                                               "dilation_x", "ofm_block_depth", "depthwise", "part_kernel_first",
+                                               "ifm_bits", "ofm_ublock_depth", "ifm_ublock_depth", "cores",
+                                               "core")))
+    need = weights_mod._stream_length(*p)
+    decoded = rng.integers(-255, 256, need + 5).astype(np.int16)
+    a = np.zeros((p[0], p[2], p[3], p[1]), np.int32)
+    b = a.copy()
+    assert weights_mod._unpack_numpy(decoded, a, *p) == weights_mod._unpack_kernel(decoded, b, *p) == need
+    assert np.array_equal(a, b)
