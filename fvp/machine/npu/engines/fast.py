@@ -245,8 +245,9 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     shape = value.shape
     c = shape[-1]
     v2 = value.reshape(-1, c)
-    m = np.ascontiguousarray(np.broadcast_to(np.asarray(mult, np.int64), (c,)))
-    s = np.ascontiguousarray(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
+    # writeable C copies: the kernels are then compiled for one signature (not once more for read-only arrays)
+    m = np.array(np.broadcast_to(np.asarray(mult, np.int64), (c,)))
+    s = np.array(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
     rng = ref.clamp_range(op)
     kind, tab, lut_signed = _lut_table(op, lut)
     ofm = op.ofm
@@ -634,6 +635,8 @@ def elementwise_value(a_raw, b_raw, op):
 
             def sc(x):
                 x = np.ascontiguousarray(x)
+                if not x.flags.writeable:  # one compiled signature
+                    x = x.copy()
                 if _small(x):
                     return mul_round_shift_np(x << L, m, s + L, rm)
                 out = np.empty(x.shape, np.int64)
