@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
     for item in items:
         try:
-            rel = Path(item.fspath).resolve().relative_to(root).as_posix()
+            rel = Path(item.path).resolve().relative_to(root).as_posix()
         except ValueError:
             continue
         name = item.originalname or item.name
