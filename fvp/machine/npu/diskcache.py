@@ -88,7 +88,12 @@ class DiskCache:
     def __init__(self, namespace: str, version: str, *, root: Path | None = None, max_bytes: int | None = None,
                  enabled: bool | None = None):
         self.enabled = enabled_by_env() if enabled is None else bool(enabled)
-        self.root = Path(root if root is not None else cache_root())
+        if root is None:
+            try:
+                root = cache_root()
+            except (RuntimeError, KeyError, OSError):  # no home directory to put it in: run without it
+                root, self.enabled = Path(os.devnull), False
+        self.root = Path(root)
         self.dir = self.root / f"v{FORMAT_VERSION}-{version}" / namespace
         self.max_bytes = _max_bytes() if max_bytes is None else int(max_bytes)
         self.hits = self.misses = self.corrupt = 0

@@ -119,3 +119,17 @@ def test_object_cache_refuses_foreign_classes(tmp_path):
     assert c.get_obj(b"t") == t
     c.put(b"evil", pickle.dumps(os.system))  # a valid entry naming a class outside the NPU model
     assert c.get_obj(b"evil") is None and c.corrupt == 1
+
+
+def test_no_home_directory_runs_without_the_cache(monkeypatch):
+    monkeypatch.delenv("FVP_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(diskcache.Path, "home", staticmethod(no_home))
+    c = DiskCache("ns", "x")
+    assert not c.enabled
+    c.put(b"k", b"v")
+    assert c.get(b"k") is None
