@@ -63,3 +63,17 @@ def pytest_collection_modifyitems(config, items):
         name = item.originalname or item.name
         if rel in SLOW_MODULES or f"{rel}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+    # tests of the optional ExecuTorch toolchain run where it is installed (or EXECUTORCH_PYTHON names one) and
+    # are deselected, not skipped, elsewhere: `-m executorch` asks for them explicitly
+    if not _executorch_available() and "executorch" not in (config.getoption("markexpr") or ""):
+        keep = [i for i in items if i.get_closest_marker("executorch") is None]
+        if len(keep) != len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("executorch")])
+            items[:] = keep
+
+
+def _executorch_available() -> bool:
+    import importlib.util
+    import os
+
+    return bool(os.environ.get("EXECUTORCH_PYTHON")) or importlib.util.find_spec("executorch") is not None

@@ -46,14 +46,8 @@ def test_kernel_matches_tflite_reference_fixture(name):
         _same(y, FIXTURES[f"{name}/out{i}"], name)
 
 
-@pytest.mark.skipif(not have_litert(), reason="ai-edge-litert not installed (the tflite extra)")
-@pytest.mark.parametrize("name", sorted(MODELS))
-@pytest.mark.parametrize("seed", [1, 2])
-def test_kernel_matches_litert_reference(name, seed):
-    data = MODELS[name]()
-    ins = inputs_for(data, seed)
-    for a, b in zip(run_cpu(data, ins), run_litert(data, ins)):
-        _same(a, b, name)
+# the same models against LiteRT itself on other seeds: `make_fixtures.py --verify` (LiteRT is an optional extra,
+# never needed by the tests, so that wider check is a tool, not a test that would only ever be skipped here)
 
 
 # ------------------------------------------------------------------ slow obvious numpy formulations
