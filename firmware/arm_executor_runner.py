@@ -620,3 +620,13 @@ def ethosu_command_streams(image: bytes) -> list[dict]:
                         "weight_size": vela.weight_data[1] if vela.weight_data else 0,
                         "scratch_size": vela.scratch_size, "inputs": list(vela.inputs), "outputs": list(vela.outputs)})
     return out
+
+
+def inspect_program(image: bytes) -> dict:
+    """What a ``.pte``/``.bpte`` image holds, for tools (``fvp inspect``): methods, inputs and outputs (dtype,
+    shape, dim order, quantization), operators (and whether this runner has each kernel), delegates with their
+    compile specs, planned memory per ``mem_id`` and the pool sizes this runner needs for it (its default
+    runtime profile). Raises ``RuntimeFailure`` with a one-line message for a bad image."""
+    from .executorch.program_info import describe_image
+
+    return describe_image(image, RUNTIME_KERNELS, get_profile(DEFAULT_PROFILE), DEFAULT_PROFILE)

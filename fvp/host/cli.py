@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N simulated CPU cycles")
     run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="no start-up lines from the simulator, as on the drop-in (fvp run prints none anyway)")
     run.add_argument("--check-stream", nargs="?", const="warn", choices=("off", "warn", "strict"), default=None,
                      help="check every NPU operation and DMA against what the stream declares "
                           "(docs/stream-checker.md); strict: the first error stops the run (exit 1)")
@@ -77,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
                                      "mnemonic, fields) and a one-line summary per NPU operation.")
     dis.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
     dis.add_argument("--summary", action="store_true", help="print only the per-operation summary")
+
+    ins = sub.add_parser("inspect", help="describe a program: methods, inputs/outputs, delegates, operators, memory",
+                         description="Print a program's methods, their inputs and outputs (dtype, shape, dim order, "
+                                     "quantization), delegates with their compile specs, the operators it needs and "
+                                     "whether each is available here, planned memory per mem_id and the pool sizes "
+                                     "the runner needs. Exit status: 0, or 2 for a file that is not a program.")
+    ins.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
+    ins.add_argument("--json", action="store_true", help="print the facts as JSON")
 
     cmp_ = sub.add_parser("compare", help="run a program on several boards and compare NPU cycles, PMU counters, "
                                           "traffic and memory",
@@ -189,6 +199,12 @@ def cmd_disasm(args) -> int:
     return disassemble_model(_read_model(args.model), args.model, summary_only=args.summary)
 
 
+def cmd_inspect(args) -> int:
+    from .inspect import inspect_model
+
+    return inspect_model(_read_model(args.model), args.model, as_json=args.json)
+
+
 def cmd_boards(args) -> int:
     for name in available_boards():
         try:
@@ -239,8 +255,8 @@ def cmd_compare(args) -> int:
                    plot_path=args.plot, timelimit=args.timelimit)
 
 
-COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "compare": cmd_compare, "boards": cmd_boards,
-            "config": cmd_config}
+COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "inspect": cmd_inspect, "compare": cmd_compare,
+            "boards": cmd_boards, "config": cmd_config}
 
 
 def main(argv=None) -> int:

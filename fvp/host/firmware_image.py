@@ -5,7 +5,8 @@ the names a board may use), and this module imports the module that name points 
 hands out what the host needs of it: ``main(bus, boot_info)`` (the entry the machine runs), and optionally
 ``check_config(boot_info)`` (problems with its own configuration), ``default_image(variant)`` (the program baked
 into the image for the board's NPU configuration, used when no model is given) and
-``ethosu_command_streams(image)`` (the firmware's program reader, for ``fvp disasm``).
+``ethosu_command_streams(image)`` (the firmware's program reader, for ``fvp disasm``) and
+``inspect_program(image)`` (what a program holds, as a dict, for ``fvp inspect``).
 """
 
 from __future__ import annotations
@@ -74,3 +75,18 @@ def default_image(spec) -> tuple[bytes, str]:
     if fn is None:
         raise ConfigError(f"firmware.entry: {spec.firmware.entry!r} has no built-in program; give a MODEL")
     return fn(spec.npu.variant if spec.npu is not None else None)
+
+
+def inspect_program(spec, image: bytes, name: str) -> dict:
+    """What the firmware image the board ``spec`` names reads in ``image`` (its ``inspect_program``); a file it
+    refuses is a ``ConfigError`` of one line naming ``name``."""
+    fn = getattr(firmware_module(spec), "inspect_program", None)
+    if fn is None:
+        raise ConfigError(f"firmware.entry: {spec.firmware.entry!r} cannot describe programs")
+    try:
+        return fn(image)
+    except Exception as e:
+        if not hasattr(e, "message"):  # not the reader's verdict on the file (a RuntimeFailure): a bug, not exit 2
+            raise
+        msg = str(e.message).splitlines() or [type(e).__name__]
+        raise ConfigError(f"{name}: {msg[0]}") from None
