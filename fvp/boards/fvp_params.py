@@ -1,8 +1,10 @@
 """The FVP's own ``-C`` parameter names, as ExecuTorch's ``run_fvp.sh``, MLEK and TFLM pass them.
 
 ``translate_fvp_param(name, value, merged)`` returns the board keys to set, ``None`` for a parameter that is
-accepted but has no effect here (visualisation, telnet terminals), or raises ``ValueError`` for a parameter
-this simulator does not know. Board keys (``npu.variant=...``) pass through unchanged.
+accepted but has no effect here (visualisation, telnet terminals), or raises ``ValueError`` for a bad value
+or a parameter this simulator does not know (``UnknownParameter``, a ``ValueError``: the drop-in warns and goes
+on, as the FVP does; ``fvp run -C`` and board files refuse it). Board keys (``npu.variant=...``) pass through
+unchanged, so a misspelled board key (``npu.memory_mod``) is the loader's error everywhere.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ _NOOP_PATTERNS = [
     r"mps3_board\.smsc_91c111\..*",
     r"mps3_board\.hostbridge\..*",
 ]
+
+class UnknownParameter(ValueError):
+    """A name that is neither an FVP parameter this simulator knows nor under a board section."""
+
 
 _UART_KEYS = {"out_file", "shutdown_on_eot", "shutdown_tag", "unbuffered_output"}
 
@@ -50,7 +56,7 @@ def translate_fvp_param(name: str, value, merged: dict, fvp_flavour: str = ""):
     if m:
         key = m.group(1)
         if key not in _UART_KEYS:
-            raise ValueError(f"unknown UART parameter {key!r}; known: {', '.join(sorted(_UART_KEYS))}")
+            raise UnknownParameter(f"unknown UART parameter {key!r}; known: {', '.join(sorted(_UART_KEYS))}")
         if key == "out_file" and isinstance(value, str):
             value = value.strip("'\"")
         return [(f"devices.uart0.{key}", value)]
@@ -70,5 +76,5 @@ def translate_fvp_param(name: str, value, merged: dict, fvp_flavour: str = ""):
             return None
     if name.startswith("mps4_board.") or name.startswith("mps4_"):
         raise ValueError("Corstone-320 (mps4_board) parameters are not supported: this simulator models Corstone-300")
-    raise ValueError("unknown parameter; use a board key such as npu.variant, firmware.allocator, "
+    raise UnknownParameter("unknown parameter; use a board key such as npu.variant, firmware.allocator, "
                      "devices.uart0.out_file, or an FVP parameter such as ethosu.num_macs")

@@ -18,7 +18,10 @@ unchanged with this package on ``PATH``:
 
 When the program's Ethos-U compile specs name a memory mode and system config and no ``-C npu.memory_mode`` is
 given, the board uses them, with the pools ExecuTorch's build sets for that mode (what a runner built by
-``run.sh`` for that program has). Exit status: 0 ok, 1 the program failed, 2 bad usage, 3 a limit was reached.
+``run.sh`` for that program has). Exit status: 0 ok, 1 the program failed, 2 bad usage, 3 a limit was reached;
+a non-zero status always comes with one line on stderr saying why. A ``-C`` name the FVP would not know either
+is a warning on stderr and the run goes on, as on the FVP; this simulator's own board keys (a name under a
+board section such as ``npu.``) are checked, and a misspelled one is an error.
 ``python -m fvp.host.dropin`` behaves as the U55 binary (``--flavour=u65`` for the U65 one).
 """
 
@@ -177,6 +180,36 @@ def parse_semihosting_cmdline(text: str) -> dict:
     return out
 
 
+def _known_parameter(name: str, value: str, flavour: str, binary: str) -> bool:
+    """False (with the FVP's warning on stderr) for a parameter the FVP would not know either: the FVP warns and
+    runs on, and scripts rely on that. A name under a board section (``npu.``, ``firmware.``, ``memory.``) is
+    this simulator's own key and is left to the board loader, which refuses a misspelled one."""
+    from ..boards.fvp_params import UnknownParameter, translate_fvp_param
+
+    try:
+        translate_fvp_param(name, value, {}, flavour)
+    except UnknownParameter:
+        print(f"Warning: {binary}: unknown parameter '{name}' ignored (-C {name}={value})", file=sys.stderr)
+        return False
+    except ValueError:  # a known parameter with a bad value: the loader says so, as an error
+        pass
+    return True
+
+
+def _failure_line(result) -> str:
+    """Why a run ended with a non-zero status, in one line (the log says it too, on stdout)."""
+    reason, message = result.reason, result.message
+    if reason == "hard_fault":
+        why = f"the CPU took a hard fault: {message}"
+    else:
+        lines = [ln for ln in session.trailer_lines(reason, message, result.sim_time_ps // 1000)
+                 if ln.strip() and not ln.startswith("[warning ]")]
+        why = lines[-1] if lines else reason
+        for prefix in ("Info: Simulation is stopping. Reason: ", "[critical] "):
+            why = why.removeprefix(prefix)
+    return f"{why.rstrip('.')} (exit status {result.exit_code})"
+
+
 def _list_params(fl: dict) -> None:
     for name, typ, default, meaning in _PARAMS:
         default = default.format(macs=fl["default_macs"])
@@ -234,7 +267,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             semi_cmdline = _unquote(value)
         elif name == "cpu0.semihosting-cwd":
             semi_cwd = _unquote(value)
-        else:
+        elif _known_parameter(name, value, flavour, binary):
             board_params.append(f"{name}={value}")
     host_cwd = semi_cwd or os.getcwd()
     if semi_cwd is not None and not os.path.isdir(semi_cwd):
@@ -358,6 +391,8 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
         print("\n".join(say), flush=True)
     result = session.run(platform, image.main, stat=args.stat)
     sys.stdout.flush()
+    if result.exit_code != 0:  # a harness that shows only stderr ("Failed running command") sees the reason
+        print(f"{binary}: error: {_failure_line(result)}", file=sys.stderr, flush=True)
     return result.exit_code
 
 

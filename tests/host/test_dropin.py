@@ -179,8 +179,10 @@ def test_info_options():
     (["-a", "/nonexistent/app.elf"], "not found"),
     (["--bogus"], "unrecognized arguments"),
     (["-I"], "not supported"),
-    (["-C", "ethosu.bogus=1", "--data", "x@0x70000000"], "not found"),
-    (["--data", f"{CORPUS / 'add_u55-128.bpte'}@0x70000000", "-C", "ethosu.bogus=1"], "unknown parameter"),
+    (["-C", "ethosu.num_macs=128", "--data", "x@0x70000000"], "not found"),
+    (["--data", f"{CORPUS / 'add_u55-128.bpte'}@0x70000000", "-C", "npu.memory_mod=Sram_Only"], "unknown key"),
+    (["--data", f"{CORPUS / 'add_u55-128.bpte'}@0x70000000", "-C", "firmware.alocator=minimal"], "unknown key"),
+    (["--data", f"{CORPUS / 'add_u55-128.bpte'}@0x70000000", "-C", "ethosu.num_macs=many"], "MAC count"),
     (["--data", f"{CORPUS / 'add_u55-128.bpte'}@zz"], "not an address"),
     (["-C", "cpu0.semihosting-cmd_line=executor_runner -x 1"], "unknown runner argument"),
 ])
@@ -189,6 +191,43 @@ def test_bad_command_lines_give_one_line(args, needle):
     assert rc == 2, out + err
     assert needle in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_unknown_fvp_parameter_warns_and_runs_on():
+    # the FVP warns about a parameter it does not know and runs; scripts pass parameters of other FVP versions
+    rc, out, err = dropin("-q", "--data", f"{CORPUS / 'add_u55-128.bpte'}@0x70000000", "-C", "ethosu.bogus=1",
+                          "-C", "mps3_board.uart0.no_such_key=1", "-C", "notanfvp.thing=2")
+    assert rc == 0, err + out
+    assert "Test_result: PASS" in out and "Info: /OSCI/SystemC: Simulation stopped by user." in out
+    warnings = err.strip().splitlines()
+    assert len(warnings) == 3 and all(w.startswith("Warning: ") and "unknown parameter" in w for w in warnings)
+    assert "'ethosu.bogus'" in warnings[0] and "'notanfvp.thing'" in warnings[2]
+    assert "Warning:" not in out  # stderr, not the UART log
+
+
+def test_fvp_run_keeps_unknown_parameters_strict():
+    # only the drop-in follows the FVP's convention: fvp run -C refuses what it does not know
+    rc, out, err = run_fvp("run", "-C", "ethosu.bogus=1")
+    assert rc == 2 and "unknown parameter" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fvp_run_takes_q_as_the_dropin_does():
+    # -q on the drop-in: no start-up lines; fvp run prints none, and takes -q so command lines move between them
+    rc, out, err = run_fvp("run", "-q")
+    assert rc == 0, err + out
+    assert out.startswith("I [executorch:") and "Program complete, exiting." in out and not err
+
+
+@pytest.mark.parametrize("args,reason,status", [
+    (["--cyclelimit", "1000"], "Cycle limit has been exceeded (exit status 3)", 3),
+    (["-C", "ethosu.num_macs=256"], "the application aborted: Execution of method forward failed", 1),
+])
+def test_non_zero_exit_says_why_on_stderr(args, reason, status):
+    # a harness that reports only stderr ("Failed running command ...") must not show an empty reason
+    rc, out, err = dropin("-q", "--data", f"{CORPUS / 'add_u55-128.bpte'}@0x70000000", *args)
+    assert rc == status, err + out
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("FVP_Corstone_SSE-300_Ethos-U55: error: ") and reason in last, err
 
 
 def test_not_an_elf_and_missing_pyelftools(tmp_path, monkeypatch):
