@@ -88,6 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
     ins.add_argument("--json", action="store_true", help="print the facts as JSON")
 
+    elf = sub.add_parser("elf", help="write a runner ELF holding a program, for the FVP drop-in's -a",
+                         description="Write an ELF laid out like ExecuTorch's arm_executor_runner: the program in "
+                                     "network_model_sec (symbol model_pte) and the runner's pools for the board the "
+                                     "program resolves to (as fvp run resolves it), so FVP_Corstone_SSE-300_Ethos-U55 "
+                                     "-a FILE runs it. The ELF holds no Cortex-M55 code (Arm's FVP cannot run it).")
+    elf.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
+    elf.add_argument("-o", "--output", required=True, metavar="FILE", help="the ELF to write")
+    _add_board_options(elf)
+
     cmp_ = sub.add_parser("compare", help="run a program on several boards and compare NPU cycles, PMU counters, "
                                           "traffic and memory",
                           description="Run MODEL on every board given with -c (repeat; a board may carry its own "
@@ -205,6 +214,16 @@ def cmd_inspect(args) -> int:
     return inspect_model(_read_model(args.model), args.model, as_json=args.json)
 
 
+def cmd_elf(args) -> int:
+    if args.target and args.board is not None:
+        raise ConfigProblems(["use either -c/--config or --target, not both"])
+    from .elf_writer import write_runner_elf
+
+    return write_runner_elf(_read_model(args.model), os.path.basename(args.model), args.output, board=args.board,
+                            target=args.target, overrides=args.overrides,
+                            note=lambda line: print(line, file=sys.stderr))
+
+
 def cmd_boards(args) -> int:
     for name in available_boards():
         try:
@@ -255,7 +274,7 @@ def cmd_compare(args) -> int:
                    plot_path=args.plot, timelimit=args.timelimit)
 
 
-COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "inspect": cmd_inspect, "compare": cmd_compare,
+COMMANDS = {"run": cmd_run, "disasm": cmd_disasm, "inspect": cmd_inspect, "elf": cmd_elf, "compare": cmd_compare,
             "boards": cmd_boards, "config": cmd_config}
 
 
