@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Run the Ethos-U part of a Vela-compiled TFLite model on our NPU model, as TFLite Micro would on the FVP.
 
-A host tool (not part of the simulated machine): it reads a ``.tflite`` file with the flatbuffers runtime and
-the TFLite schema classes Vela ships (``ethosu.vela.tflite``), finds every ``ethos-u`` custom operator and runs
+A host tool (not part of the simulated machine): it reads a ``.tflite`` file with the TFLite Micro image's own
+reader (``firmware/tflm/model.py``: the flatbuffers runtime and the generated TFLite schema classes), finds every ``ethos-u`` custom operator and runs
 its command stream on the Ethos-U of a board (``fvp/machine/platform.py``) through the firmware's Ethos-U driver
 (``firmware/drivers/ethosu.py``), with the placement of Arm's ML Embedded Evaluation Kit (MLEK) on the
 Corstone-300 FVP:
@@ -50,8 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-CO_TYPE_ETHOSU = 1
-MAX_BASE_POINTERS = 8
+from firmware.tflm.ethosu_op import CO_TYPE_ETHOSU, MAX_BASE_POINTERS, flexbuffer_root_int  # noqa: E402
+from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV  # noqa: E402
 
 # Published Corstone-300 FVP figures (MLEK docs: Ethos-U55-128, Ethos_U55_High_End_Embedded, Shared_Sram,
 # timing adapters enabled) and Vela 5.1.0's estimate on the same files (compile notes), keyed by the SHA-256
@@ -70,11 +70,12 @@ PUBLISHED = {
     },
 }
 
-# Ethos-U registers (ethosu55_interface.h) for the PMU set-up
-PMCR, PMCNTENSET, PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG = 0x180, 0x184, 0x1A0, 0x1A4, 0x1A8
-PMEVCNTR0, PMEVTYPER0 = 0x300, 0x380
-EV_AXI0_RD, EV_AXI0_WR, EV_AXI1_RD, EV_NPU_IDLE = 0x82, 0x87, 0x182, 0x20
-PMU_EVENTS = (EV_AXI0_RD, EV_AXI0_WR, EV_AXI1_RD, EV_NPU_IDLE)
+
+# the PMU set-up (the interface tables' registers and event numbers)
+PMCR, PMCNTENSET, PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG = (NPU[n].offset for n in (
+    "PMCR", "PMCNTENSET", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
+PMU_EVENTS = (EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_BEAT_WRITTEN, EV.AXI1_RD_DATA_BEAT_RECEIVED,
+              EV.NPU_IDLE)
 
 
 class ToolError(Exception):
@@ -85,29 +86,9 @@ class ToolError(Exception):
 
 
 @dataclass
-class Tensor:
-    index: int
-    name: str
-    shape: tuple
-    type: int
-    buffer: int
-    data_offset: int | None  # position of the constant data in the file, or None (a variable tensor)
-    data_size: int
-    planned_offset: int | None  # OfflineMemoryAllocation offset in the arena (-1 -> None)
-
-    @property
-    def dims_product(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= int(d)
-        return n
-
-
-@dataclass
 class EthosuOp:
-    subgraph: int
     index: int
-    inputs: list  # [Tensor]
+    inputs: list  # [firmware.tflm.model.Tensor]
     outputs: list
 
     @property
@@ -125,104 +106,36 @@ class TfliteModel:
     data: bytes
     ethosu_ops: list = field(default_factory=list)
     other_ops: list = field(default_factory=list)  # builtin names / custom codes of the operators left on the CPU
-
-
-def _buffer_location(model, index: int) -> tuple[int | None, int]:
-    """(file offset, size) of buffer ``index``'s bytes: inline vector data or the (offset, size) fields that
-    files over 2 GB use."""
-    b = model.Buffers(index)
-    if b is None:
-        return None, 0
-    if b.DataLength():
-        o = b._tab.Offset(4)  # field 0 (data), flatbuffers runtime: absolute position of the vector's elements
-        return b._tab.Vector(o), b.DataLength()
-    off, size = int(b.Offset()), int(b.Size())
-    if off > 1 and size:
-        return off, size
-    return None, 0
-
-
-def _offline_plan(model) -> dict:
-    """{(subgraph, tensor): arena offset} from the ``OfflineMemoryAllocation`` metadata
-    ([version, subgraphs, n, offset_0 .. offset_{n-1}], -1 = not planned)."""
-    import numpy as np
-
-    for i in range(model.MetadataLength()):
-        md = model.Metadata(i)
-        if md.Name() != b"OfflineMemoryAllocation":
-            continue
-        b = model.Buffers(md.Buffer())
-        if b is None or not b.DataLength():
-            return {}
-        words = b.DataAsNumpy().view(np.int32)
-        if len(words) < 3:
-            return {}
-        n = int(words[2])
-        plan = {}
-        # offsets are listed for the tensors of subgraph 0 (the only subgraph Vela writes offsets for)
-        for t, off in enumerate(words[3:3 + n]):
-            if int(off) >= 0:
-                plan[(0, t)] = int(off)
-        return plan
-    return {}
+    planned: dict = field(default_factory=dict)  # tensor index -> OfflineMemoryAllocation offset in the arena
 
 
 def read_tflite(path: str | Path) -> TfliteModel:
-    """Parse a ``.tflite`` with the generated schema classes and list its ``ethos-u`` custom operators."""
-    from ethosu.vela.tflite.BuiltinOperator import BuiltinOperator
-    from ethosu.vela.tflite.Model import Model
+    """Parse a ``.tflite`` with the TFLite Micro image's reader (``firmware/tflm/model.py``: the generated schema
+    classes, buffers, offline plan) and list its ``ethos-u`` custom operators."""
+    from firmware.tflm.model import ModelError, load_model
 
     data = Path(path).read_bytes()
     try:
-        model = Model.GetRootAsModel(data, 0)
-        nsub = model.SubgraphsLength()
-    except Exception as e:  # a file that is not a TFLite flatbuffer
-        raise ToolError(f"{path}: not a TFLite model ({type(e).__name__}: {e})") from None
-    custom = BuiltinOperator.CUSTOM
-    names = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
-    plan = _offline_plan(model)
-    out = TfliteModel(path=str(path), data=data)
-    for s in range(nsub):
-        sg = model.Subgraphs(s)
-        cache: dict = {}
-
-        def tensor(t: int) -> Tensor:
-            if t not in cache:
-                T = sg.Tensors(t)
-                off, size = _buffer_location(model, T.Buffer())
-                cache[t] = Tensor(index=t, name=(T.Name() or b"").decode("utf-8", "replace"),
-                                  shape=tuple(int(d) for d in (T.ShapeAsNumpy() if T.ShapeLength() else ())),
-                                  type=T.Type(), buffer=T.Buffer(), data_offset=off, data_size=size,
-                                  planned_offset=plan.get((s, t)))
-            return cache[t]
-
-        for i in range(sg.OperatorsLength()):
-            op = sg.Operators(i)
-            oc = model.OperatorCodes(op.OpcodeIndex())
-            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
-            if code == custom and (oc.CustomCode() or b"") == b"ethos-u":
-                opts = op.CustomOptionsAsNumpy() if op.CustomOptionsLength() else None
-                if opts is None or _flexbuffer_root_int(bytes(opts)) != CO_TYPE_ETHOSU:
-                    raise ToolError(f"{path}: subgraph {s} operator {i}: ethos-u operator whose custom options "
-                                    f"are not CO_TYPE_ETHOSU")
-                ins = [tensor(int(t)) for t in op.InputsAsNumpy()]
-                outs = [tensor(int(t)) for t in op.OutputsAsNumpy()]
-                if not ins or ins[0].data_offset is None:
-                    raise ToolError(f"{path}: subgraph {s} operator {i}: no constant command-stream input")
-                out.ethosu_ops.append(EthosuOp(subgraph=s, index=i, inputs=ins, outputs=outs))
-            else:
-                out.other_ops.append((oc.CustomCode() or b"").decode() if code == custom else names.get(code, code))
+        m = load_model(data)
+    except ModelError as e:
+        raise ToolError(f"{path}: not a usable TFLite model ({e})") from None
+    if m.n_subgraphs > 1:
+        raise ToolError(f"{path}: {m.n_subgraphs} subgraphs; only single-subgraph models (what Vela writes) are run")
+    out = TfliteModel(path=str(path), data=data,
+                      planned={t: o for t, o in enumerate(m.offline_offsets or ()) if o >= 0})
+    for op in m.operators:
+        if op.custom_code != "ethos-u":
+            out.other_ops.append(op.op_name)
+            continue
+        if flexbuffer_root_int(op.custom_options) != CO_TYPE_ETHOSU:
+            raise ToolError(f"{path}: operator {op.index}: ethos-u operator whose custom options are not "
+                            f"CO_TYPE_ETHOSU")
+        ins = [m.tensors[t] for t in op.inputs if t >= 0]
+        outs = [m.tensors[t] for t in op.outputs if t >= 0]
+        if not ins or ins[0].data_offset is None:
+            raise ToolError(f"{path}: operator {op.index}: no constant command-stream input")
+        out.ethosu_ops.append(EthosuOp(index=op.index, inputs=ins, outputs=outs))
     return out
-
-
-def _flexbuffer_root_int(buf: bytes) -> int | None:
-    """The root of a flexbuffer holding a single integer (TFLM reads ``GetRoot(...).AsInt8()``)."""
-    try:
-        from flatbuffers import flexbuffers
-
-        return int(flexbuffers.Loads(buf))
-    except Exception:
-        return None
 
 
 # ================================================================================================ Vela
@@ -286,20 +199,20 @@ class MlekPmu:
 
     def inference_begin(self) -> None:
         w, r, b = self.bus.write32, self.bus.read32, self.base
-        w(b + PMCR, r(b + PMCR) | 1)
+        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("cnt_en"))
         w(b + PMCCNTR_CFG, 0)  # no start/stop event: every enabled cycle (NPU TOTAL)
         for i, ev in enumerate(PMU_EVENTS):
-            w(b + PMEVTYPER0 + 4 * i, ev)
-        w(b + PMCNTENSET, 0xF | (1 << 31))
-        w(b + PMCR, r(b + PMCR) | 0x4 | 0x2)  # reset the cycle and event counters
+            w(b + NPU.PMEVTYPER.at(i), ev)
+        w(b + PMCNTENSET, NPU.PMCNTENSET.mask())  # the four event counters and the cycle counter
+        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("event_cnt_rst", "cycle_cnt_rst"))
 
     def inference_end(self) -> None:
         r, b = self.bus.read32, self.base
         # stop counting first, so that every counter covers the same interval (each register read takes CPU
         # time, during which an enabled NPU_IDLE/cycle counter would go on counting)
-        self.bus.write32(b + PMCR, r(b + PMCR) & ~1)
+        self.bus.write32(b + PMCR, r(b + PMCR) & ~NPU.PMCR.mask("cnt_en"))
         total = r(b + PMCCNTR_LO) | (r(b + PMCCNTR_HI) << 32)
-        ev = [r(b + PMEVCNTR0 + 4 * i) for i in range(4)]
+        ev = [r(b + NPU.PMEVCNTR.at(i)) for i in range(len(PMU_EVENTS))]
         self.results.append({"total": total, "axi0_rd": ev[0], "axi0_wr": ev[1], "axi1_rd": ev[2],
                              "idle": ev[3], "active": total - ev[3]})
 
@@ -384,21 +297,21 @@ def run_model(model: TfliteModel, board: str = "corstone-300-ethos-u55-128", ove
         # the arena: planned tensors at their offsets, others after them (16-byte aligned)
         addrs: dict = {}
         for t in op.inputs + op.outputs:
-            if t.data_offset is None and t.planned_offset is not None:
-                addrs[t.index] = sram_base + t.planned_offset
-                arena_end = max(arena_end, t.planned_offset + t.dims_product)
+            if t.data_offset is None and t.index in model.planned:
+                addrs[t.index] = sram_base + model.planned[t.index]
+                arena_end = max(arena_end, model.planned[t.index] + t.numel)
         for t in op.inputs + op.outputs:
             if t.data_offset is None and t.index not in addrs:
                 arena_end = _align(arena_end, 16)
                 addrs[t.index] = sram_base + arena_end
-                arena_end += t.dims_product
+                arena_end += t.numel
         if arena_end > sram_size:
             raise ToolError(f"{model.path}: the arena needs {arena_end} bytes, the board's SRAM has {sram_size}")
         bases, sizes = [], []
         for t in op.base_tensors:
             a = model_addr + t.data_offset if t.data_offset is not None else addrs[t.index]
             bases.append(a)
-            sizes.append(t.dims_product)
+            sizes.append(t.numel)
         cms = op.command_stream
         n_before = len(platform.npu_streams())
         rc = driver.invoke_v3(model_addr + cms.data_offset, cms.data_size, bases, sizes)

@@ -17,7 +17,7 @@ CO_TYPE_ETHOSU = 1
 MAX_BASE_POINTERS = 8
 
 
-def _flexbuffer_root_int(buf: bytes):
+def flexbuffer_root_int(buf: bytes):
     try:
         from flatbuffers import flexbuffers
 
@@ -43,7 +43,7 @@ class EthosUKernel:
         if cms.data_offset is None:
             raise PrepareError("the command stream (input 0) must be a constant tensor")
         self.cms_size = cms.nbytes
-        self.co_type = _flexbuffer_root_int(op.custom_options)
+        self.co_type = flexbuffer_root_int(op.custom_options)
 
     def invoke(self, node) -> None:
         if self.co_type != CO_TYPE_ETHOSU:

@@ -42,6 +42,8 @@ import io
 
 import numpy as np
 
+from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV
+
 from ..drivers.ethosu import EthosUDriver
 from ..drivers.uart import Uart
 from ..hal import BootInfo
@@ -61,10 +63,11 @@ _OPTIONS = {
     "rtol": "unused by this image (inherited)",
 }
 
-PMCR, PMCNTENSET, PMCNTENCLR, PMCCNTR, PMCCNTR_HI, PMCCNTR_CFG = 0x180, 0x184, 0x188, 0x1A0, 0x1A4, 0x1A8
-PMEVCNTR0, PMEVTYPER0 = 0x300, 0x380
-EV_NPU_IDLE, EV_AXI0_RD, EV_AXI0_WR, EV_AXI1_RD = 0x20, 0x82, 0x87, 0x182
-CCNT_BIT = 1 << 31
+# the Ethos-U PMU registers and the events ethosu_profiler.c counts (NPU_IDLE first), from the interface tables
+PMCR, PMCNTENSET, PMCNTENCLR, PMCCNTR, PMCCNTR_HI, PMCCNTR_CFG = (NPU[n].offset for n in (
+    "PMCR", "PMCNTENSET", "PMCNTENCLR", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
+PROFILER_EVENTS = (EV.NPU_IDLE, EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_BEAT_WRITTEN,
+                   EV.AXI1_RD_DATA_BEAT_RECEIVED)
 
 
 def check_config(boot: dict) -> list[str]:
@@ -102,16 +105,16 @@ class NpuProfiler:
 
     def __init__(self, bus, base: int):
         self.bus, self.base = bus, base
-        self.mask = 0xF | CCNT_BIT
+        self.mask = NPU.PMCNTENSET.mask()  # the four event counters and the cycle counter
 
     def init(self) -> None:
         w, r, b = self.bus.write32, self.bus.read32, self.base
-        for i, ev in enumerate((EV_NPU_IDLE, EV_AXI0_RD, EV_AXI0_WR, EV_AXI1_RD)):
-            w(b + PMEVTYPER0 + 4 * i, ev)
+        for i, ev in enumerate(PROFILER_EVENTS):
+            w(b + NPU.PMEVTYPER.at(i), ev)
         w(b + PMCCNTR_CFG, 0)
-        w(b + PMCR, r(b + PMCR) | 1)  # ETHOSU_PMU_Enable
+        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("cnt_en"))  # ETHOSU_PMU_Enable
         w(b + PMCNTENCLR, self.mask)
-        w(b + PMCR, r(b + PMCR) | 0x2 | 0x4)  # reset event and cycle counters
+        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("event_cnt_rst", "cycle_cnt_rst"))
 
     def inference_begin(self) -> None:
         self.bus.write32(self.base + PMCNTENCLR, self.mask)
@@ -123,7 +126,7 @@ class NpuProfiler:
     def counters(self) -> dict:
         r, b = self.bus.read32, self.base
         total = r(b + PMCCNTR) | (r(b + PMCCNTR_HI) << 32)
-        ev = [r(b + PMEVCNTR0 + 4 * i) for i in range(4)]
+        ev = [r(b + NPU.PMEVCNTR.at(i)) for i in range(len(PROFILER_EVENTS))]
         return {"idle": ev[0], "axi0_rd": ev[1], "axi0_wr": ev[2], "axi1_rd": ev[3], "total": total,
                 "active": total - ev[0]}
 
