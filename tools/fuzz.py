@@ -371,29 +371,39 @@ _ARGS = ["run", "disasm", "boards", "config", "-c", "--config", "--target", "-C"
          "--help-me", "=", "a=b=c", "", "--target=ethos-u65-512"]
 
 
-def run_cli(rng: random.Random) -> Outcome:
-    argv = [rng.choice(_ARGS) for _ in range(rng.randint(0, 5))]
-    if "--help" in argv or "-h" in argv:
-        argv = [a for a in argv if a not in ("--help", "-h")]
+def _call(entry, argv):
+    """Run a command entry point with stdout/stderr captured: ``(status, stdout, stderr, seconds)``, or a
+    ``crash`` Outcome for an exception that escaped it (argparse's ``SystemExit`` is a status)."""
     out, err = io.StringIO(), io.StringIO()
     t = time.monotonic()
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
         try:
-            rc = cli_main(argv)
+            rc = entry()
         except SystemExit as e:  # argparse usage errors
             rc = e.code if isinstance(e.code, int) else 2
     except Exception as e:  # noqa: BLE001
         return Outcome("crash", f"{type(e).__name__}: {e} for {argv}", time.monotonic() - t)
     finally:
         sys.stdout, sys.stderr = old
-    text = out.getvalue() + err.getvalue()
+    return rc, out.getvalue(), err.getvalue(), time.monotonic() - t
+
+
+def run_cli(rng: random.Random) -> Outcome:
+    argv = [rng.choice(_ARGS) for _ in range(rng.randint(0, 5))]
+    if "--help" in argv or "-h" in argv:
+        argv = [a for a in argv if a not in ("--help", "-h")]
+    res = _call(lambda: cli_main(argv), argv)
+    if isinstance(res, Outcome):
+        return res
+    rc, out, err, seconds = res
+    text = out + err
     if any(m in text for m in BAD_MARKERS):
-        return Outcome("crash", f"{argv}: {text[-200:]}", time.monotonic() - t)
+        return Outcome("crash", f"{argv}: {text[-200:]}", seconds)
     if rc not in (0, 1, 2, 3):
-        return Outcome("crash", f"{argv}: exit status {rc}", time.monotonic() - t)
-    return Outcome("ok" if rc == 0 else "clean_failure", f"exit {rc}", time.monotonic() - t)
+        return Outcome("crash", f"{argv}: exit status {rc}", seconds)
+    return Outcome("ok" if rc == 0 else "clean_failure", f"exit {rc}", seconds)
 
 
 # ------------------------------------------------------------------------------------------ tamper
@@ -599,21 +609,11 @@ def run_host_file(rng: random.Random) -> Outcome:
         argv = {"model": ["run", f], "data": ["run", "--data", f"{f}@0x60000000"], "input": ["run", add_q, "-i", f],
                 "board": ["run", add_q, "-c", f]}[where]
         entry = lambda: cli_main(argv)  # noqa: E731
-    out, err = io.StringIO(), io.StringIO()
-    t = time.monotonic()
-    old = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    try:
-        try:
-            rc = entry()
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 2
-    except Exception as e:  # noqa: BLE001
-        return Outcome("crash", f"{type(e).__name__}: {e} for {argv}", time.monotonic() - t)
-    finally:
-        sys.stdout, sys.stderr = old
-    seconds = time.monotonic() - t
-    text = out.getvalue() + err.getvalue()
+    res = _call(entry, argv)
+    if isinstance(res, Outcome):
+        return res
+    rc, out, err, seconds = res
+    text = out + err
     if any(m in text for m in BAD_MARKERS) or "MemoryError" in text:
         return Outcome("crash", f"{argv}: {text[-200:]}", seconds)
     empty = f == "/dev/null" or (_SCRATCH and f == _SCRATCH[1])
@@ -621,7 +621,7 @@ def run_host_file(rng: random.Random) -> Outcome:
         return Outcome("crash", f"{argv}: exit status {rc}", seconds)
     if seconds > CASE_WALL_LIMIT_S:
         return Outcome("hang", f"{argv}: {seconds:.1f} s", seconds)
-    errs = [l for l in err.getvalue().splitlines() if ": error: " in l]
+    errs = [l for l in err.splitlines() if ": error: " in l]
     detail = re.sub(r"\d+", "N", errs[0].split(": error: ", 1)[-1])[:100] if errs else f"exit {rc}"
     return Outcome("clean_failure", detail, seconds)
 
