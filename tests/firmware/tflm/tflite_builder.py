@@ -1,5 +1,5 @@
 """Tiny .tflite files without TensorFlow: the flatbuffers builder and the generated TFLite schema classes (the
-``tflite`` package), as tests/tools/test_tflite_npu.py builds its CONV_2D."""
+``tflite`` package); the TFLM tests and tests/tools/test_tflite_npu.py build their models with it."""
 
 from __future__ import annotations
 
