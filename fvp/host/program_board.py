@@ -92,9 +92,14 @@ class Resolution:
     cannot_run: str = ""  # why the stream cannot run on this board's NPU ("" when it can)
     program: ProgramConfig = field(default_factory=ProgramConfig)
     used: dict = field(default_factory=dict)  # what -> (value, source): "program", "board", "-C"
+    loaded: object = field(default=None, repr=False)  # the spec resolve() loaded, when the program changed nothing
 
     def load(self, extra=(), fvp_flavour: str = ""):
-        """The board spec (``extra`` overrides go last, e.g. a captured UART)."""
+        """The board spec (``extra`` overrides go last, e.g. a captured UART); the one ``resolve`` already loaded
+        when nothing is added to it (the board YAML is parsed once per run)."""
+        if self.loaded is not None and not extra and not fvp_flavour and not self.program_overrides:
+            spec, self.loaded = self.loaded, None
+            return spec
         return load_board(self.board, list(self.overrides) + list(extra), fvp_flavour=fvp_flavour)
 
 
@@ -191,6 +196,8 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
                                f"-C {_KEY_OF[what]}={h} to use it)")
     res.program_overrides = program_keys
     res.overrides = program_keys + overrides
+    if not program_keys and not fvp_flavour:
+        res.loaded = base
     if differences:
         note = (f"{model_name} was compiled for "
                 + ", ".join(want[w] for w in ("target", "system_config", "memory_mode") if w in want)
