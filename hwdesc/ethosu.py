@@ -87,8 +87,9 @@ MMIO = MMIO_BASE + MMIO_PMU
 
 # ================================================================================ variants
 #: the Ethos-U configurations (product and MACs per cycle) a board may name; fvp/machine/npu/arch.py holds
-#: each one's microarchitecture
-NPU_VARIANTS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u65-512")
+#: each one's microarchitecture (the Ethos-U85's interface is hwdesc/ethosu85.py)
+NPU_VARIANTS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u65-512",
+                "ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024", "ethos-u85-2048")
 
 # ================================================================================ Vela's driver payload
 #: a custom operator's payload (Vela's ``COP1``): the FOURCC word, then driver actions. An action word is

@@ -1,9 +1,14 @@
-"""Ethos-U variant table (research notes ethosu.md sections 1.1 and 4).
+"""Ethos-U variant table (research notes ethosu.md sections 1.1 and 4; for U85 Vela's ``ethos_u85.cpp``).
 
-One frozen :class:`NpuArch` per configuration Vela knows: ``ethos-u55-32/64/128/256`` and
-``ethos-u65-256/512``.  Everything here is static data: the functional engines need only ``product``,
-``address_bits``, ``shram_bytes`` and the ublock depth (weight order); the rest is for the timing model
-and for the device's ID/CONFIG registers.
+One frozen :class:`NpuArch` per configuration Vela knows: ``ethos-u55-32/64/128/256``,
+``ethos-u65-256/512`` and ``ethos-u85-128/256/512/1024/2048``.  Everything here is static data: the
+functional engines need only ``product``, ``address_bits``, ``shram_bytes`` and the ublock depth (weight
+order); the rest is for the timing model and for the device's ID/CONFIG registers.
+
+The Ethos-U85 has no SHRAM: its internal buffers are the IFM, accumulator, output and chaining RAMs
+(:class:`U85Rams`, Vela's ``AcceleratorConfig`` for each MAC configuration) and a 2 KiB LUT RAM filled by
+DMA. ``cores`` is, for U85, the number of weight decoders (CONFIG.num_wd = log2 of it), which is how many
+weight streams the standard weight format has.
 """
 
 from __future__ import annotations
@@ -19,6 +24,22 @@ ID_WORD = 0x10066001
 
 PRODUCT_U55 = 0
 PRODUCT_U65 = 1
+PRODUCT_U85 = 2
+
+
+@dataclass(frozen=True)
+class U85Rams:
+    """An Ethos-U85 configuration's internal RAMs and AXI ports (Vela 5.1 ``s_EthosU85Configs``)."""
+
+    ofm_ublocks: tuple  # the OFM micro-blocks (h, w, c) this MAC configuration supports
+    ifm_ram_bytes: int
+    acc_ram_bytes: int
+    ob_ram_bytes: int
+    cb_ram_bytes: int
+    axi_sram_ports_log2: int
+    axi_ext_ports_log2: int
+    channel_rbs: tuple  # outstanding read bursts per AXI channel (Vela's channelRBs)
+    lut_ram_bytes: int = 2048
 
 
 @dataclass(frozen=True)
@@ -32,7 +53,7 @@ class NpuArch:
 
     name: str
     product: int  # 0 = Ethos-U55, 1 = Ethos-U65
-    macs: int  # MACs per cycle per core
+    macs: int  # MACs per cycle per core (U85: of the whole NPU)
     cores: int
     ofm_ublock: tuple  # (h, w, c)
     ifm_ublock: tuple  # (h, w, c)
@@ -47,6 +68,7 @@ class NpuArch:
     activation_cycles_per_elem: tuple  # [LUT/sigmoid/tanh, ReLU family, none]
     cmd_stream_version: int = 0
     id_word: int = ID_WORD
+    u85: U85Rams | None = None
 
     # ----------------------------------------------------------------- derived values
     @property
@@ -58,8 +80,13 @@ class NpuArch:
         return self.product == PRODUCT_U55
 
     @property
+    def is_u85(self) -> bool:
+        return self.product == PRODUCT_U85
+
+    @property
     def total_macs(self) -> int:
-        return self.macs * self.cores
+        # a U85's weight decoders feed one MAC array: ``macs`` is already the whole NPU's
+        return self.macs if self.is_u85 else self.macs * self.cores
 
     @property
     def macs_per_cc_log2(self) -> int:
@@ -77,6 +104,12 @@ class NpuArch:
 
     @property
     def config_word(self) -> int:
+        if self.is_u85:
+            from hwdesc import ethosu85
+            return ethosu85.MMIO_BASE.CONFIG.pack(
+                macs_per_cc=self.macs_per_cc_log2, cmd_stream_version=self.cmd_stream_version,
+                num_axi_sram=self.u85.axi_sram_ports_log2, num_axi_ext=self.u85.axi_ext_ports_log2,
+                num_wd=self.cores.bit_length() - 1, product=self.product)
         return MMIO_BASE.CONFIG.pack(macs_per_cc=self.macs_per_cc_log2, cmd_stream_version=self.cmd_stream_version,
                                      shram_size=self.shram_kib, product=self.product)
 
@@ -124,6 +157,20 @@ def _u65(name, cores, cyc):
                    output_cycles_per_elem=cyc[0], activation_cycles_per_elem=cyc[1])
 
 
+def _u85(macs, weight_decoders, ofm_ublocks, ifm_ublock, ifm_ram, acc_ram, ob_ram, cb_ram, axi_sram_log2,
+         axi_ext_log2, channel_rbs, output_cycles, activation_cycles):
+    # Vela 5.1 ethos_u85.cpp s_EthosU85Configs / s_EthosU85PerfInfo; the U85 has a 40-bit address space and
+    # 16-byte (128-bit) AXI data beats (Vela's U85 memory model uses 16-byte bursts granules)
+    return NpuArch(name=f"ethos-u85-{macs}", product=PRODUCT_U85, macs=macs, cores=weight_decoders,
+                   ofm_ublock=ofm_ublocks[0], ifm_ublock=ifm_ublock, shram_bytes=0, shram_granules=(),
+                   elem_units=max(1, macs // 16), address_bits=40, axi_width_bytes=16, max_outstanding_dma=2,
+                   max_outstanding_kernels=2, output_cycles_per_elem=output_cycles,
+                   activation_cycles_per_elem=activation_cycles, cmd_stream_version=1,
+                   u85=U85Rams(ofm_ublocks=ofm_ublocks, ifm_ram_bytes=ifm_ram, acc_ram_bytes=acc_ram,
+                               ob_ram_bytes=ob_ram, cb_ram_bytes=cb_ram, axi_sram_ports_log2=axi_sram_log2,
+                               axi_ext_ports_log2=axi_ext_log2, channel_rbs=channel_rbs))
+
+
 ARCHS = {
     a.name: a
     for a in (
@@ -133,6 +180,16 @@ ARCHS = {
         _u55("ethos-u55-256", 256, (2, 2, 8), (2, 2, 8), 48, _G_256, 8, _U256_CYC),
         _u65("ethos-u65-256", 1, _U256_CYC),
         _u65("ethos-u65-512", 2, _U65_512_CYC),
+        _u85(128, 1, ((1, 2, 8), (1, 1, 16)), (1, 2, 8), 8192, 8192, 2048, 768, 1, 0,
+             (64, 64, 128, 128, 104, 16), (0.5, 0.5, 0.5, 1.0, 1.0, 1.0), (0.5, 1.0)),
+        _u85(256, 1, ((1, 2, 16), (1, 4, 8), (2, 2, 8)), (2, 2, 8), 16384, 16384, 2048, 1536, 1, 0,
+             (104, 104, 128, 128, 128, 16), (0.25, 0.25, 0.25, 0.5, 0.5, 0.5), (0.25, 0.5)),
+        _u85(512, 2, ((2, 2, 16), (1, 4, 16)), (2, 2, 16), 16384, 32768, 4096, 3072, 1, 0,
+             (128, 128, 256, 256, 128, 16), (0.125, 0.125, 0.25, 0.5, 0.25, 0.25), (0.125, 0.25)),
+        _u85(1024, 4, ((2, 2, 32), (1, 4, 32), (2, 4, 16)), (4, 2, 16), 16384, 65536, 4096, 6144, 1, 1,
+             (256, 256, 416, 208, 256, 16), (0.0625, 0.125, 0.25, 0.5, 0.125, 0.25), (0.0625, 0.125)),
+        _u85(2048, 4, ((2, 2, 64), (1, 4, 64), (4, 4, 16)), (4, 4, 16), 32768, 131072, 8192, 12288, 2, 1,
+             (256, 256, 512, 256, 256, 16), (0.03125, 0.0625, 0.125, 0.25, 0.0625, 0.125), (0.03125, 0.0625)),
     )
 }
 

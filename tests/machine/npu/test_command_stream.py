@@ -66,7 +66,9 @@ def test_arch_facts():
     assert get_arch("ethos-u55-128").lut_start_bytes == 0x5800
     assert {a.axi_width_bytes for a in ARCHS.values() if a.is_u55} == {8}
     with pytest.raises(Exception):
-        get_arch("ethos-u85-256")
+        get_arch("ethos-u95-256")
+    u85 = get_arch("ethos-u85-2048")
+    assert u85.is_u85 and u85.total_macs == 2048 and u85.address_bits == 40 and u85.u85.axi_sram_ports_log2 == 2
 
 
 # ------------------------------------------------------------------------------------------------ add_q.pte
