@@ -374,20 +374,23 @@ BY_NAME: dict[str, CommandDef] = {d.name: d for d in _DEFS}
 assert len(COMMANDS) == len(_DEFS) and len(BY_NAME) == len(_DEFS)
 
 
-class _CommandCodes:
-    """Attribute access to command codes: ``CODE.NPU_SET_IFM_BASE0 == 0x4000``."""
+class CommandCodes:
+    """Attribute access to the command codes of an ISA's ``BY_NAME`` table: ``CODE.NPU_SET_IFM_BASE0 == 0x4000``."""
+
+    def __init__(self, by_name: dict):
+        self._by_name = by_name
 
     def __getattr__(self, name):
         try:
-            return BY_NAME[name].code
+            return self.__dict__["_by_name"][name].code
         except KeyError:
             raise AttributeError(name) from None
 
     def __dir__(self):
-        return list(BY_NAME)
+        return list(self._by_name)
 
 
-CODE = _CommandCodes()
+CODE = CommandCodes(BY_NAME)
 
 # The operation codes by name
 (NPU_OP_STOP, NPU_OP_IRQ, NPU_OP_CONV, NPU_OP_DEPTHWISE, NPU_OP_POOL, NPU_OP_ELEMENTWISE, NPU_OP_DMA_START,
