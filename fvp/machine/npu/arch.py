@@ -119,7 +119,7 @@ class NpuArch:
 
     @property
     def lut_start_bytes(self) -> int:
-        """Byte address of LUT slot 0 in SHRAM (the last 2 KiB on 24/48-bank parts)."""
+        """Byte address of LUT slot 0 in SHRAM (the last 2 KiB on 24/48-bank parts; 0 in the U85's LUT RAM)."""
         return self.shram_bytes - 2048
 
     @property
@@ -160,9 +160,10 @@ def _u65(name, cores, cyc):
 def _u85(macs, weight_decoders, ofm_ublocks, ifm_ublock, ifm_ram, acc_ram, ob_ram, cb_ram, axi_sram_log2,
          axi_ext_log2, channel_rbs, output_cycles, activation_cycles):
     # Vela 5.1 ethos_u85.cpp s_EthosU85Configs / s_EthosU85PerfInfo; the U85 has a 40-bit address space and
-    # 16-byte (128-bit) AXI data beats (Vela's U85 memory model uses 16-byte bursts granules)
+    # 16-byte (128-bit) AXI data beats. Its only internal memory DMA can address is the 2 KiB LUT RAM
+    # (Vela's "lutram"): ``shram_bytes`` is that RAM, LUT slot n at byte 256 * n.
     return NpuArch(name=f"ethos-u85-{macs}", product=PRODUCT_U85, macs=macs, cores=weight_decoders,
-                   ofm_ublock=ofm_ublocks[0], ifm_ublock=ifm_ublock, shram_bytes=0, shram_granules=(),
+                   ofm_ublock=ofm_ublocks[0], ifm_ublock=ifm_ublock, shram_bytes=2048, shram_granules=(),
                    elem_units=max(1, macs // 16), address_bits=40, axi_width_bytes=16, max_outstanding_dma=2,
                    max_outstanding_kernels=2, output_cycles_per_elem=output_cycles,
                    activation_cycles_per_elem=activation_cycles, cmd_stream_version=1,

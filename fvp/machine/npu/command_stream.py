@@ -8,17 +8,29 @@
   change *anywhere* in the stream, so the state persists across operations and is never reset.
 * The operations built from that state at each ``NPU_OP_*`` command: ``operations.py``.
 * :func:`parse_driver_payload` strips the "COP1" driver-actions header Vela puts around a stream.
+
+The word layout (opcode, reserved bits, control) is common to every Ethos-U; the command table is the
+product's: :func:`isa_of` gives ``hwdesc.ethosu`` (U55/U65) or ``hwdesc.ethosu85`` (U85), and a
+:class:`Command` carries its own definition.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...errors import NpuFault
 from hwdesc import ethosu as R
 from .arch import NpuArch, get_arch
+
+
+def isa_of(arch):
+    """The command-stream ISA module (``COMMANDS``, ``BY_NAME``, field codes) of an NPU variant."""
+    if get_arch(arch).is_u85:
+        from hwdesc import ethosu85
+        return ethosu85
+    return R
 
 # ======================================================================================== commands
 
@@ -38,6 +50,7 @@ class Command:
     param: int
     payload: int | None
     length: int
+    cdef: R.CommandDef | None = field(default=None, compare=False, repr=False)
 
     @property
     def opcode(self) -> int:
@@ -45,11 +58,11 @@ class Command:
 
     @property
     def is_operation(self) -> bool:
-        return not (self.code & R.PAYLOAD_FLAG) and self.code < 0x100
+        return self.definition.kind == "op"
 
     @property
     def definition(self) -> R.CommandDef:
-        return R.COMMANDS[self.code]
+        return self.cdef if self.cdef is not None else R.COMMANDS[self.code]
 
     @property
     def words(self) -> tuple:
@@ -84,7 +97,7 @@ def decode_command(words: np.ndarray, index: int, arch: NpuArch) -> Command:
     if control > R.CONTROL_CMD1:
         raise NpuFault("cmd_parse_error", f"invalid control field {control} in command word 0x{w:08x} at 0x{off:x}",
                        offset=off)
-    cdef = R.COMMANDS.get(low)
+    cdef = isa_of(arch).COMMANDS.get(low)
     if cdef is None:
         kind = "CMD1" if control else "CMD0"
         raise NpuFault("cmd_parse_error", f"unknown {kind} opcode 0x{low & R.OPCODE_MASK:03x} "
@@ -98,7 +111,7 @@ def decode_command(words: np.ndarray, index: int, arch: NpuArch) -> Command:
             raise NpuFault("cmd_parse_error", f"{cdef.name} at 0x{off:x} is missing its 32-bit payload",
                            offset=off)
         payload = int(words[index + 1])
-    return Command(off, low, cdef.name, param, payload, 2 if payload is not None else 1)
+    return Command(off, low, cdef.name, param, payload, 2 if payload is not None else 1, cdef)
 
 
 def iter_commands(words, arch, start: int = 0):
@@ -176,15 +189,17 @@ class RegisterState:
     written read as 0 (the reset value).
     """
 
-    __slots__ = ("values", "arch")
+    __slots__ = ("values", "arch", "isa", "_fields")
 
     def __init__(self, arch):
         self.arch = get_arch(arch)
+        self.isa = isa_of(self.arch)
+        self._fields = _field_index(self.isa)
         self.values: dict[int, int] = {}
 
     def apply(self, cmd: Command) -> None:
         """Record a register write (operations are ignored)."""
-        if cmd.code >= 0x100:
+        if cmd.definition.kind == "reg":
             if cmd.payload is None:
                 self.values[cmd.code] = cmd.param
             else:
@@ -197,14 +212,14 @@ class RegisterState:
 
     # raw access
     def raw(self, name: str) -> int:
-        return self.values.get(R.BY_NAME[name].code, 0)
+        return self.values.get(self.isa.BY_NAME[name].code, 0)
 
     def __getitem__(self, name: str) -> int:
         return self.raw(name)
 
     def field(self, name: str, fname: str) -> int:
         """A field of a register as the ISA table declares it (payload fields of a CMD1, then its param's)."""
-        code, f, shift, mask = _FIELDS[name, fname]
+        code, f, shift, mask = self._fields[name, fname]
         return f.get((self.values.get(code, 0) >> shift) & mask)
 
     # typed access
@@ -226,9 +241,9 @@ class RegisterState:
         return (self.raw(name) >> 32) & 0xFFFF
 
     def address(self, name: str) -> int:
-        """An unsigned address/offset register (32-bit on U55, 40-bit on U65)."""
+        """An unsigned address/offset register (32-bit on U55, 40-bit on U65/U85)."""
         v = self.raw(name)
-        if self.arch.is_u65:
+        if self.arch.address_bits == 40:
             return (v & 0xFFFFFFFF) | (((v >> 32) & 0xFF) << 32)
         return v & 0xFFFFFFFF
 
@@ -239,14 +254,18 @@ class RegisterState:
         return v - (1 << bits) if v >> (bits - 1) else v
 
 
-def _field_index() -> dict:
-    out = {}
-    for cdef in R.COMMANDS.values():
+_FIELD_INDEX: dict = {}
+
+
+def _field_index(isa) -> dict:
+    """(register name, field name) -> (code, Field, shift, mask) for one ISA module, built once."""
+    out = _FIELD_INDEX.get(isa.__name__)
+    if out is not None:
+        return out
+    out = _FIELD_INDEX[isa.__name__] = {}
+    for cdef in isa.COMMANDS.values():
         for f in cdef.param_fields:
             out[cdef.name, f.name] = (cdef.code, f, 32, 0xFFFF)
         for f in cdef.fields:  # a payload field wins over a param field of the same name
             out[cdef.name, f.name] = (cdef.code, f, 0, 0xFFFFFFFF if cdef.has_payload else 0xFFFF)
     return out
-
-
-_FIELDS = _field_index()

@@ -88,6 +88,7 @@ class _Ctx:
         self.weight_cache = weight_cache
         self.mask = arch.address_mask
         self.checker = None
+        self.chain = {}  # Ethos-U85 chaining buffers: index -> the OFM array a chained operation left there
 
     def view(self, region: int, offset: int, length: int, write: bool) -> np.ndarray:
         address = (self.bases[region] + offset) & self.mask
@@ -111,7 +112,21 @@ class _Ctx:
         return self.shram[offset:offset + length]
 
 
+#: the axes of an OFM transpose (Ethos-U85 OFM_PRECISION.activation_transpose): memory axis i holds the computed
+#: axis ``_TRANSPOSE[mode][i]`` of (H, W, C)
+_TRANSPOSE = {"HWC": (0, 1, 2), "WHC": (1, 0, 2), "HCW": (0, 2, 1), "WCH": (1, 2, 0), "CHW": (2, 0, 1),
+              "CWH": (2, 1, 0)}
+_REVERSE_AXIS = {"H": 0, "W": 1, "C": 2}
+
+
 def _read_fm(ctx: _Ctx, rec: OpRecord, fm, tensor: str, h: int, w: int, d: int) -> np.ndarray:
+    if fm.storage == "CHAINED":
+        v = ctx.chain.get(fm.region)
+        if v is None or v.shape != (h, w, d):
+            got = "empty" if v is None else "x".join(map(str, v.shape))
+            raise NpuFault("cmd_parse_error", f"{tensor} reads chaining buffer {fm.region} as {h}x{w}x{d}, but it "
+                           f"holds {got}")
+        return v
     ext = fmap.extent(fm, h, w, d)
     if ext is None:
         return np.zeros((max(h, 0), max(w, 0), max(d, 0)), np.int32)
@@ -122,6 +137,13 @@ def _read_fm(ctx: _Ctx, rec: OpRecord, fm, tensor: str, h: int, w: int, d: int) 
 
 
 def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
+    if fm.storage == "CHAINED":
+        ctx.chain[fm.region] = values
+        return
+    if fm.reverse != "NONE":
+        values = np.flip(values, axis=_REVERSE_AXIS[fm.reverse])
+    if fm.transpose != "HWC":
+        values = np.ascontiguousarray(values.transpose(_TRANSPOSE[fm.transpose]))
     h, w, d = values.shape
     ext = fmap.extent(fm, h, w, d)
     if ext is None:
@@ -179,6 +201,33 @@ def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     return W, (bias, scale, shift)
 
 
+def _weights_and_scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
+    """The U85's weight streams (one per weight decoder, or one in the fast format) and its scale stream."""
+    from .weights_u85 import decode_scales_u85, decode_weights_u85, ifm_block_depth_u85
+
+    streams = []
+    for wr in op.weights:
+        streams.append(ctx.view(wr.region, wr.address, wr.length, False) if wr.length else np.zeros(0, np.uint8))
+        rec._add("r", "weights", wr.region, wr.length)
+    k = op.kernel
+    traversal = ("depthwise" if op.kind == "DEPTHWISE" else
+                 "part_kernel_first" if k.part_kernel_first else "depth_first")
+    ub = op.ofm_ublock
+    W = decode_weights_u85(
+        streams, ofm_depth=op.ofm.depth, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
+        dilation_y=k.dilation_y, dilation_x=k.dilation_x, stride_y=k.stride_y, stride_x=k.stride_x,
+        ofm_block_depth=op.ofm_block[2],
+        ifm_block_depth=ifm_block_depth_u85(traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs,
+                                            ofm_ublock_depth=ub[2], sparse=op.sparse_weights),
+        ofm_ublock=ub, traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs, cores=ctx.arch.cores,
+        weight_format=op.weight_format, sparse=op.sparse_weights)
+    sr = op.scales[0]
+    sbytes = ctx.view(sr.region, sr.address, sr.length, False)
+    rec._add("r", "scales", sr.region, sr.length)
+    bias, scale, shift = decode_scales_u85(sbytes, op.ofm.depth, 48 if op.acc_format == "I48" else 32)
+    return W, (bias, scale, shift)
+
+
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     t = op.activation.table
     if t is None:
@@ -216,7 +265,7 @@ def _check_size(op: NpuOperation) -> None:
 
 def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     rec = OpRecord(op, macs=op.macs)
-    if op.acc_format not in ("I32", "I40"):
+    if op.acc_format not in ("I32", "I40", "I48"):
         raise NpuFault("unsupported", f"accumulator format {op.acc_format} is not modelled", offset=op.offset)
     for fm in (op.ifm, op.ifm2, op.ofm):
         if fm is not None and fm.bits == 64:
@@ -227,7 +276,13 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     bounds.check_kernel_op(ctx, op)
     ifm = op.ifm
     if op.kind == "ELEMENTWISE":
-        a = _read_fm(ctx, rec, ifm, "ifm", ifm.height, ifm.width, ifm.depth)
+        shape = (op.ofm.height, op.ofm.width, op.ofm.depth)
+        if op.ifm_scalar is not None:  # U85: a scalar IFM (OP_SCALAR)
+            a = np.full(shape, op.ifm_scalar, np.int64)
+        else:
+            a = _read_fm(ctx, rec, ifm, "ifm", ifm.height, ifm.width, ifm.depth)
+            if a.shape != shape:  # U85: a broadcast IFM
+                a = np.ascontiguousarray(np.broadcast_to(a, shape))
         b = None
         if op.ifm2 is not None:
             f2 = op.ifm2
@@ -237,7 +292,7 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
         b = None
     W = bs = None
     if op.kind in ("CONV", "DEPTHWISE"):
-        W, bs = _weights_and_scales(ctx, rec, op)
+        W, bs = (_weights_and_scales_u85 if op.u85 else _weights_and_scales)(ctx, rec, op)
     lut = _lut_bytes(ctx, rec, op)
     try:
         out = ctx.engine.run_kernel_op(op, a, b, W, bs, lut)

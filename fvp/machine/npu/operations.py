@@ -1,291 +1,23 @@
-"""Operation descriptors built from the decoder's register state (research notes ethosu.md section 1).
+"""Operations built from the decoder's register state (research notes ethosu.md section 1).
 
 :func:`build_operation` turns the TSU register state (``command_stream.RegisterState``) at an ``NPU_OP_*``
 command into a frozen :class:`NpuOperation`: everything the functional engines and the timing model need,
 already decoded (shapes, strides, tiles, types, kernel, scales, activation, DMA ...); :func:`iter_operations`
-does it for every operation of a stream.
+does it for every operation of a stream. The descriptors themselves are in ``descriptors.py``; a U85's
+register state is decoded by ``operations_u85.py`` (``build_operation`` hands it over).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hwdesc import ethosu as R
 
 from ...errors import NpuFault
 from .arch import get_arch
 from .command_stream import Command, RegisterState, iter_commands
-
-DTYPE_NAMES = {
-    (8, True): "int8", (8, False): "uint8", (16, True): "int16", (16, False): "uint16",
-    (32, True): "int32", (32, False): "uint32", (64, True): "int64", (64, False): "uint64",
-}
-
-
-@dataclass(frozen=True)
-class FeatureMap:
-    """A feature map as one operation sees it.
-
-    ``height/width/depth`` is the area the operation reads or writes (for a kernel op's IFM: the extent implied
-    by the OFM size, stride, kernel and padding, in the *upscaled* coordinate system if IFM_UPSCALE is set;
-    see :attr:`source_height`/:attr:`source_width` for the stored size).  ``bases`` are the byte offsets of tiles
-    0..3 inside ``region``; ``height0``/``height1``/``width0`` the tile sizes (section 1.5); strides are signed
-    byte strides (``stride_c`` is ignored by the hardware for NHWC).
-    """
-
-    name: str
-    region: int
-    bases: tuple
-    height: int
-    width: int
-    depth: int
-    height0: int
-    height1: int
-    width0: int
-    stride_x: int
-    stride_y: int
-    stride_c: int
-    bits: int
-    signed: bool
-    format: str  # "NHWC" | "NHCWB16"
-    zero_point: int
-    upscale: str = "NONE"  # "NONE" | "NEAREST" | "ZEROS" (IFM of kernel ops only)
-
-    @property
-    def dtype(self) -> str:
-        return DTYPE_NAMES[(self.bits, self.signed)]
-
-    @property
-    def elem_size(self) -> int:
-        return self.bits // 8
-
-    @property
-    def is_nhcwb16(self) -> bool:
-        return self.format == "NHCWB16"
-
-    @property
-    def shape(self) -> tuple:
-        return (self.height, self.width, self.depth)
-
-    @property
-    def source_height(self) -> int:
-        return (self.height + 1) // 2 if self.upscale != "NONE" else self.height
-
-    @property
-    def source_width(self) -> int:
-        return (self.width + 1) // 2 if self.upscale != "NONE" else self.width
-
-    @property
-    def min_value(self) -> int:
-        return -(1 << (self.bits - 1)) if self.signed else 0
-
-    @property
-    def max_value(self) -> int:
-        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
-
-    def describe(self) -> str:
-        t = "" if self.upscale == "NONE" else f" upscale={self.upscale}"
-        return (f"{self.height}x{self.width}x{self.depth} {self.dtype} {self.format} region={self.region} "
-                f"base=0x{self.bases[0]:x} zp={self.zero_point}{t}")
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """Kernel geometry: ``width``/``height`` are *undilated* sizes; padding in IFM elements."""
-
-    width: int
-    height: int
-    stride_x: int
-    stride_y: int
-    dilation_x: int
-    dilation_y: int
-    pad_top: int
-    pad_left: int
-    pad_bottom: int
-    pad_right: int
-    upscale: str  # "NONE" | "NEAREST" | "ZEROS"
-    part_kernel_first: bool
-    decomposition: str  # "D8X8" | "D4X4"
-
-    @property
-    def dilated_width(self) -> int:
-        return self.dilation_x * (self.width - 1) + 1
-
-    @property
-    def dilated_height(self) -> int:
-        return self.dilation_y * (self.height - 1) + 1
-
-    @property
-    def elements(self) -> int:
-        return self.width * self.height
-
-
-@dataclass(frozen=True)
-class Scale:
-    """A (multiplier, shift) pair; the multiplier is an unsigned 32-bit value."""
-
-    multiplier: int
-    shift: int
-
-
-@dataclass(frozen=True)
-class Activation:
-    """ACTIVATION/MIN/MAX. ``function`` 0 = none (clamp only), 3 TANH, 4 SIGMOID, 16..23 TABLE_0..7."""
-
-    function: int
-    clip_range: int
-    min: int
-    max: int
-
-    @property
-    def name(self) -> str:
-        return R.ACTIVATION_FUNCTION.get(self.function, f"UNKNOWN_{self.function}")
-
-    @property
-    def table(self) -> int | None:
-        return self.function - 16 if 16 <= self.function <= 23 else None
-
-    @property
-    def builtin(self) -> bool:
-        """TANH or SIGMOID: the hardware's built-in (non-LUT) activation functions."""
-        return self.function in R.ACTIVATION_BUILTIN
-
-    @property
-    def clip_range_name(self) -> str:
-        return R.ACTIVATION_CLIP_RANGE.get(self.clip_range, str(self.clip_range))
-
-
-@dataclass(frozen=True)
-class AddressRange:
-    region: int
-    address: int
-    length: int
-
-
-@dataclass(frozen=True)
-class Broadcast:
-    """IFM2_BROADCAST: ``h/w/c`` force that IFM2 coordinate to 0; ``reversed_operands`` (operand_order
-    ORDER_A) makes IFM2 operand A; ``scalar`` takes IFM2 from ``scalar_value`` (IFM2_SCALAR, sign per the IFM2
-    type), from which ``scalar_zero_point`` (IFM2_ZERO_POINT) is still subtracted."""
-
-    h: bool
-    w: bool
-    c: bool
-    reversed_operands: bool
-    scalar: bool
-    scalar_value: int
-    scalar_zero_point: int = 0
-
-
-@dataclass(frozen=True)
-class Dma:
-    """A DMA job: ``*_internal`` means SHRAM (the region is then ignored).  U55 is 1-D (``length`` bytes);
-    U65 2-D/3-D writes ``size0`` (and ``size1``) rows of ``length`` bytes, skipping ``skip0`` bytes after each
-    row and ``skip1`` after each plane at the destination."""
-
-    src_region: int
-    src_internal: bool
-    src_address: int
-    dst_region: int
-    dst_internal: bool
-    dst_address: int
-    length: int
-    src_stride_mode: int
-    dst_stride_mode: int
-    size0: int
-    size1: int
-    skip0: int
-    skip1: int
-
-    @property
-    def mode(self) -> int:
-        return max(self.src_stride_mode, self.dst_stride_mode)
-
-    @property
-    def total_bytes(self) -> int:
-        m = self.mode
-        if m == 0:
-            return self.length
-        if m == 1:
-            return self.length * self.size0
-        return self.length * self.size0 * self.size1
-
-
-KERNEL_KINDS = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE")
-
-
-@dataclass(frozen=True)
-class NpuOperation:
-    """Everything one ``NPU_OP_*`` command does, decoded from the register state.
-
-    ``kind``: CONV, DEPTHWISE, POOL, ELEMENTWISE, DMA, DMA_WAIT, KERNEL_WAIT, STOP, IRQ, PMU_MASK.
-    ``sub_op``: pooling mode (MAX, AVERAGE, REDUCE_SUM) or elementwise mode (MUL, ADD, SUB, MIN, MAX, LRELU,
-    ABS, CLZ, SHR, SHL).  Kernel-op fields are ``None`` for the others and vice versa.
-    """
-
-    kind: str
-    offset: int
-    param: int
-    sub_op: str | None = None
-    ifm: FeatureMap | None = None
-    ifm2: FeatureMap | None = None
-    ofm: FeatureMap | None = None
-    kernel: Kernel | None = None
-    ofm_block: tuple | None = None  # (h, w, d)
-    acc_format: str = "I32"
-    blockdep: int = 0
-    ifm_ib_end: int = 0
-    ab_start: int = 0
-    ifm2_ib_start: int = 0
-    weights: tuple = ()  # AddressRange per core (U65 dual core: 2)
-    scales: tuple = ()  # AddressRange per core
-    ofm_scale_mode: str = "GLOBAL"  # PER_CHANNEL (scale stream) | GLOBAL (OFM_SCALE)
-    ofm_round_mode: int = 0  # 0 DBL, 1 TRUNCATE, 2 NATURAL
-    ifm_scale_mode: int = 0  # 0 OPA_OPB_16, 1 OPA_32, 2 OPB_32
-    ifm_round_mode: int = 0
-    ofm_scale: Scale | None = None
-    opa_scale: Scale | None = None
-    opb_scale: int = 0
-    activation: Activation | None = None
-    broadcast: Broadcast | None = None
-    parallel_mode: int = 0
-    dma: Dma | None = None
-    count: int = 0  # DMA_WAIT k, KERNEL_WAIT n, IRQ/STOP mask, PMU_MASK enable
-
-    @property
-    def is_kernel_op(self) -> bool:
-        return self.kind in KERNEL_KINDS
-
-    @property
-    def is_unary(self) -> bool:
-        """An elementwise operation with one operand (ABS, CLZ, LRELU): no IFM2."""
-        return self.sub_op in R.UNARY_ELEMENTWISE_MODES
-
-    @property
-    def mnemonic(self) -> str:
-        return f"{self.kind} {self.sub_op}" if self.sub_op else self.kind
-
-    @property
-    def macs(self) -> int:
-        """Multiply-accumulates of the operation (Vela's definition: kernel elements x OFM elements
-        (x IFM depth for CONV))."""
-        if self.kind == "CONV":
-            o = self.ofm
-            return o.height * o.width * o.depth * self.kernel.elements * self.ifm.depth
-        if self.kind == "DEPTHWISE":
-            o = self.ofm
-            return o.height * o.width * o.depth * self.kernel.elements
-        if self.kind == "POOL":
-            o = self.ofm
-            k = self.kernel.elements
-            if self.sub_op == "REDUCE_SUM":
-                return o.height * o.width * k * self.ifm.depth
-            return o.height * o.width * o.depth * k
-        return 0
-
-    @property
-    def cores(self) -> int:
-        return 2 if self.parallel_mode == 1 else 1
+from .descriptors import (DTYPE_NAMES, KERNEL_KINDS, Activation, AddressRange, Broadcast, Dma,  # noqa: F401
+                          FeatureMap, Kernel, NpuOperation, Scale)
 
 
 _OP_KINDS = {
@@ -293,7 +25,6 @@ _OP_KINDS = {
     R.NPU_OP_POOL: "POOL", R.NPU_OP_ELEMENTWISE: "ELEMENTWISE", R.NPU_OP_DMA_START: "DMA",
     R.NPU_OP_DMA_WAIT: "DMA_WAIT", R.NPU_OP_KERNEL_WAIT: "KERNEL_WAIT", R.NPU_OP_PMU_MASK: "PMU_MASK",
 }
-
 
 
 def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, depth: int, *,
@@ -365,6 +96,9 @@ def _dma(state: RegisterState) -> Dma:
 def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperation:
     """Decode the operation ``cmd`` (an ``NPU_OP_*`` command) against the current register state."""
     arch = state.arch if arch is None else get_arch(arch)
+    if arch.is_u85:
+        from .operations_u85 import build_operation_u85
+        return build_operation_u85(state, cmd, arch)
     kind = _OP_KINDS.get(cmd.code)
     if kind is None:
         raise ValueError(f"{cmd.name} is not an operation")

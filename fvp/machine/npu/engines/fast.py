@@ -507,12 +507,13 @@ def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:
 def pool_value(ifm, op):
     mode = op.sub_op
     k = op.kernel
-    if mode == "MAX":
-        P = padded_ifm(ifm, op, fill=ref.NEG)
+    if mode in ("MAX", "MIN"):  # MIN (U85): MAX of -(x - zp), as the reference engine
+        src = ifm if mode == "MAX" else 2 * op.ifm.zero_point - ifm.astype(np.int64)
+        P = padded_ifm(src, op, fill=ref.NEG)
         out = None
         for _, _, win in ref.kernel_taps(P, op):
             out = win.copy() if out is None else np.maximum(out, win, out=out)
-        return out, None
+        return (out if mode == "MAX" else -out), None
     P = padded_ifm(ifm, op)
     if k.elements == 1:
         s = next(ref.kernel_taps(P, op))[2].copy()
@@ -522,6 +523,8 @@ def pool_value(ifm, op):
             s = win.copy() if s is None else np.add(s, win, out=s)
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
+    if mode == "SUM":
+        return s, None
     if ref.hw_average(op):
         M = ref.valid_mask(op)[:, :, None]
         cnt = None
@@ -609,6 +612,21 @@ def _clz(a, out):
         o[i] = n
 
 
+def _per_operand_scaled(a, b, op):
+    """:func:`reference.per_operand_scaled` in int64 (object integers where a product could overflow)."""
+    sa = op.opa_scale
+    if op.sub_op == "LRELU":
+        sb = op.ifm2_scale
+        pos = mul_round_shift_np(a, sa.multiplier, sa.shift, op.ifm_round_mode)
+        neg = mul_round_shift_np(a, sb.multiplier, sb.shift, op.ifm2_round_mode)
+        return np.where(a >= 0, pos, neg), b
+    a = mul_round_shift_np(a, sa.multiplier, sa.shift, op.ifm_round_mode)
+    if b is not None:
+        sb = op.ifm2_scale
+        b = mul_round_shift_np(b, sb.multiplier, sb.shift, op.ifm2_round_mode)
+    return a, b
+
+
 def elementwise_value(a_raw, b_raw, op):
     sub = op.sub_op
     ifm = op.ifm
@@ -624,6 +642,12 @@ def elementwise_value(a_raw, b_raw, op):
         b = np.ascontiguousarray(np.broadcast_to(b, a.shape))
         if op.broadcast.reversed_operands:
             a, b = b, a
+    if op.ifm_scale_mode == ref.IFM_SCALE_PER_OPERAND:  # Ethos-U85: reference.per_operand_scaled
+        a, b = _per_operand_scaled(a, b, op)
+        if sub in ("ADD", "SUB"):
+            return a + b if sub == "ADD" else a - b
+        if sub == "LRELU":
+            return a
     if sub in ("ADD", "SUB"):
         mode = op.ifm_scale_mode
         if mode == 0:

@@ -246,18 +246,22 @@ NEG = -(1 << 62)
 def pool_value(ifm, op):
     """POOL value before the output stage, and a per-element divisor (hardware-scaled AVERAGE) or None."""
     mode = op.sub_op
-    if mode == "MAX":
-        P = padded_ifm(ifm, op, fill=NEG)
+    if mode in ("MAX", "MIN"):  # MIN (U85) is MAX of the negated values; padding never wins
+        sign = 1 if mode == "MAX" else -1
+        src = ifm if sign == 1 else 2 * op.ifm.zero_point - ifm.astype(np.int64)  # minus zp: -(x - zp)
+        P = padded_ifm(src, op, fill=NEG)
         out = None
         for _, _, win in kernel_taps(P, op):
             out = win.copy() if out is None else np.maximum(out, win)
-        return out, None
+        return (out if sign == 1 else -out), None
     P = padded_ifm(ifm, op)
     s = None
     for _, _, win in kernel_taps(P, op):
         s = win.copy() if s is None else s + win
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
+    if mode == "SUM":
+        return s, None
     if hw_average(op):  # the hardware divides by the number of valid (non-padding) elements
         M = valid_mask(op)[:, :, None]
         cnt = None
@@ -275,6 +279,8 @@ def hw_average(op) -> bool:
     Decided by the TOSA reference model (AVG_POOL2D with padding, oracle ``pools``): the window sum is divided
     by the count of non-padding elements, then OFM_SCALE applies in GLOBAL mode.
     """
+    if op.average_hw is not None:  # the U85 decoder says (its AVERAGE mode always divides)
+        return op.average_hw
     k = op.kernel
     return op.ofm_scale_mode == "PER_CHANNEL" or (k.pad_top + k.pad_left + k.pad_bottom + k.pad_right) > 0
 
@@ -313,6 +319,10 @@ def elementwise_value(a_raw, b_raw, op):
         b = np.broadcast_to(b, a.shape)
         if op.broadcast.reversed_operands:
             a, b = b, a
+    if op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:  # Ethos-U85: each operand through its own scale
+        a, b = per_operand_scaled(a, b, op)
+    if sub in ("ADD", "SUB") and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
+        return a + b if sub == "ADD" else a - b
     if sub in ("ADD", "SUB"):
         a = a.astype(object)
         b = b.astype(object)
@@ -351,11 +361,35 @@ def elementwise_value(a_raw, b_raw, op):
         rm = op.ofm_round_mode
         f = np.frompyfunc(lambda x, n: rshift_round(x, 1, int(n) & 31, rm), 2, 1)
         return f(a, b)
+    if sub == "LRELU" and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
+        return a  # per_operand_scaled applied IFM_SCALE to x >= 0 and IFM2_SCALE (alpha) to x < 0
     if sub == "LRELU":  # [uncertain]
         m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
         f = np.frompyfunc(lambda x: int(x) if x >= 0 else rshift_round(x, m, s, rm), 1, 1)
         return f(a)
     raise ValueError(sub)
+
+
+#: ``ifm_scale_mode`` of Ethos-U85 elementwise operations (``operations_u85.IFM_SCALE_PER_OPERAND``)
+IFM_SCALE_PER_OPERAND = 3
+
+
+def per_operand_scaled(a, b, op):
+    """Ethos-U85 elementwise operands: ``rshift_round(x, IFM_SCALE)`` for IFM, ``rshift_round(x, IFM2_SCALE)``
+    for IFM2 (exact integers); LRELU scales its one operand by IFM_SCALE where x >= 0 and by IFM2_SCALE (the
+    slope) where x < 0 (Regor's U85 LeakyRelu scaling). Unit scales (1, 0) leave values unchanged."""
+    ma, sa, ra = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
+    fa = np.frompyfunc(lambda x: rshift_round(x, ma, sa, ra), 1, 1)
+    if op.sub_op == "LRELU":
+        mb, sb, rb = op.ifm2_scale.multiplier, op.ifm2_scale.shift, op.ifm2_round_mode
+        fb = np.frompyfunc(lambda x: rshift_round(x, ma, sa, ra) if x >= 0 else rshift_round(x, mb, sb, rb), 1, 1)
+        return fb(a.astype(object)), b
+    a2 = fa(a.astype(object))
+    if b is None:
+        return a2, b
+    mb, sb, rb = op.ifm2_scale.multiplier, op.ifm2_scale.shift, op.ifm2_round_mode
+    fb = np.frompyfunc(lambda x: rshift_round(x, mb, sb, rb), 1, 1)
+    return a2, fb(b.astype(object))
 
 
 def ofm_scales(op, bias_scale=None):
@@ -366,9 +400,9 @@ def ofm_scales(op, bias_scale=None):
         return np.asarray(scale, np.int64), np.asarray(shift, np.int64)
     if op.ofm_scale_mode == "GLOBAL":
         m, s = op.ofm_scale.multiplier, op.ofm_scale.shift
-        if op.kind == "ELEMENTWISE" and (op.ifm.bits == 32 or op.ofm.bits == 32):
-            m = 1  # "scale not applied for 32-bit operations": shift only
-        if op.kind == "ELEMENTWISE" and op.sub_op == "LRELU":
+        if op.kind == "ELEMENTWISE" and not op.u85 and (op.ifm.bits == 32 or op.ofm.bits == 32):
+            m = 1  # "scale not applied for 32-bit operations" (U55/U65): shift only
+        if op.kind == "ELEMENTWISE" and op.sub_op == "LRELU" and not op.u85:
             m, s = 1, 0
         return m, s
     return 1, 0

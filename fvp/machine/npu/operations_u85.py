@@ -1,0 +1,315 @@
+"""Ethos-U85 operation descriptors: the U85 register state at an ``NPU_OP_*`` as an :class:`NpuOperation`.
+
+The U85 command set (``hwdesc/ethosu85.py``) keeps the U55's feature-map registers (tiles, strides, padding,
+kernel, block size) but moves the arithmetic controls: the rounding mode and scale of each stage are in
+``NPU_SET_IFM_SCALE`` / ``NPU_SET_IFM2_SCALE`` / ``NPU_SET_OFM_SCALE`` (param: shift, dbl_rnd, round_mode;
+payload: a 31-bit multiplier), the precision registers carry a storage (tiles, chaining buffer, scalar/none)
+and, for the OFM, a transpose and a reverse; each elementwise input has its own broadcast mode; the LUT
+activation names its index and result types. This module translates that into the same
+:class:`~fvp.machine.npu.operations.NpuOperation` the U55 decoder builds, so one set of engines computes both
+(the translation of each code is below, with the reason).
+
+Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
+drives, ``GetOfmRoundingMode``, ``GenerateActivation``'s LUT slots and clip range, ``GenerateInputBroadcast``).
+
+Simplified / refused (``NpuFault("unsupported")`` naming the feature): NPU_OP_RESIZE, NPU_OP_BRANCH, DMA
+gather/scatter (index mode), accumulator input KEEP/IFM2 and disabled accumulator output, sparse weights,
+ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), OFM round modes DOUBLE_ASYMMETRIC,
+SYMMETRIC and TRUNCATE_TO_LOWER, the int16 built-in TANH/SIGMOID tables.
+"""
+
+from __future__ import annotations
+
+from hwdesc import ethosu as R55
+
+from ...errors import NpuFault
+from .command_stream import Command, RegisterState
+from .descriptors import Activation, AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Scale
+
+#: engine rounding code (hwdesc.ethosu ROUND_MODE) for each U85 OFM / IFM round mode the engines model:
+#: DOUBLE_SYMMETRIC is Regor's DBL (TOSA double rounding), TRUNCATE_TO_ZERO its TRUNCATE
+_OFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL,
+              "TRUNCATE_TO_ZERO": R55.ROUND_TRUNCATE}
+_IFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL}
+
+#: the engines' ``ifm_scale_mode`` for "each elementwise operand scaled by its own IFM_SCALE/IFM2_SCALE"
+IFM_SCALE_PER_OPERAND = 3
+
+#: LUT activation -> (index bits, index signed): the clip range code the engines' LUT lookup takes
+#: (hwdesc.ethosu ACTIVATION_CLIP_RANGE FORCE_UINT8 / FORCE_INT8 / FORCE_INT16)
+_LUT_INDEX = {"LUT_U8_U8": 2, "LUT_S8_S8": 3, "LUT_S8_S16": 3, "LUT_S8_S32": 3, "LUT_S16_S16": 5}
+#: bytes of one table of each LUT kind (GenerateActivation: 256 per 8-bit entry table, 2 KiB for 16-bit index)
+_LUT_BYTES = {"LUT_U8_U8": 256, "LUT_S8_S8": 256, "LUT_S8_S16": 512, "LUT_S8_S32": 1024, "LUT_S16_S16": 2048}
+
+_NO_CLIP = 1 << 62
+
+_OP_KINDS = {"NPU_OP_STOP": "STOP", "NPU_OP_IRQ": "IRQ", "NPU_OP_CONV": "CONV", "NPU_OP_DEPTHWISE": "DEPTHWISE",
+             "NPU_OP_POOL": "POOL", "NPU_OP_ELEMENTWISE": "ELEMENTWISE", "NPU_OP_RESIZE": "RESIZE",
+             "NPU_OP_DMA_START": "DMA", "NPU_OP_DMA_WAIT": "DMA_WAIT", "NPU_OP_KERNEL_WAIT": "KERNEL_WAIT",
+             "NPU_OP_PMU_MASK": "PMU_MASK", "NPU_OP_BRANCH": "BRANCH"}
+
+
+def _unsupported(what: str, offset: int):
+    return NpuFault("unsupported", f"{what} is not modelled", offset=offset)
+
+
+def _code_name(isa_codes, value: int, what: str, offset: int) -> str:
+    name = isa_codes.get(value)
+    if name is None:
+        raise NpuFault("cmd_parse_error", f"{what} has the reserved value {value}", offset=offset)
+    return name
+
+
+def _precision(state: RegisterState, reg: str, offset: int):
+    """(bits, signed, format, storage) of an IFM/IFM2/OFM precision register."""
+    I = state.isa
+    signed = bool(state.field(reg, "activation_type"))
+    bits = 8 << state.field(reg, "activation_precision")
+    fmt = _code_name(I.ACTIVATION_FORMAT, state.field(reg, "activation_format"), f"{reg} format", offset)
+    storage = _code_name(I.ACTIVATION_STORAGE, state.field(reg, "activation_storage"), f"{reg} storage", offset)
+    return bits, signed, fmt, storage
+
+
+def _zero_point(state: RegisterState, reg: str, signed: bool) -> int:
+    return state.s16(reg) if signed else state.u16(reg)
+
+
+def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, depth: int, offset: int,
+        precision=None) -> FeatureMap:
+    p = "NPU_SET_" + prefix + "_"
+    bits, signed, fmt, storage = precision or _precision(state, p + "PRECISION", offset)
+    if bits == 64:
+        raise _unsupported(f"64-bit {name}", offset)
+    transpose, reverse = "HWC", "NONE"
+    if prefix == "OFM":
+        I = state.isa
+        transpose = _code_name(I.ACTIVATION_TRANSPOSE, state.field(p + "PRECISION", "activation_transpose"),
+                               "OFM_PRECISION transpose", offset)
+        reverse = _code_name(I.ACTIVATION_REVERSE, state.field(p + "PRECISION", "activation_reverse"),
+                             "OFM_PRECISION reverse", offset)
+    if storage == "TILE3X1":
+        raise _unsupported(f"{name} storage TILE3X1", offset)
+    return FeatureMap(
+        name=name, region=state.field(p + "REGION", "region"),
+        bases=tuple(state.address(f"{p}BASE{i}") for i in range(4)), height=height, width=width, depth=depth,
+        height0=state.m1(p + "HEIGHT0_M1"), height1=state.m1(p + "HEIGHT1_M1"), width0=state.m1(p + "WIDTH0_M1"),
+        stride_x=state.signed_address(p + "STRIDE_X"), stride_y=state.signed_address(p + "STRIDE_Y"),
+        stride_c=state.signed_address(p + "STRIDE_C"), bits=bits, signed=signed, format=fmt,
+        zero_point=_zero_point(state, p + "ZERO_POINT", signed), storage=storage, transpose=transpose,
+        reverse=reverse)
+
+
+def _scale(state: RegisterState, reg: str, rounding: dict, offset: int) -> tuple:
+    """(Scale, engine round mode) of an IFM/IFM2/OFM scale register."""
+    I = state.isa
+    codes = I.ROUND_MODE_OFM if reg == "NPU_SET_OFM_SCALE" else I.ROUND_MODE_IFM
+    mode = _code_name(codes, state.field(reg, "round_mode"), f"{reg} round mode", offset)
+    if mode not in rounding:
+        raise _unsupported(f"{reg} round mode {mode}", offset)
+    if state.field(reg, "dbl_rnd"):
+        raise _unsupported(f"{reg} double-round shift", offset)
+    return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift")), rounding[mode]
+
+
+def _kernel(state: RegisterState, offset: int) -> Kernel:
+    def ks(fname):
+        return state.field("NPU_SET_KERNEL_STRIDE", fname)
+
+    dil_x, dil_y = ks("dilation_x") + 1, ks("dilation_y") + 1
+    kw_m1 = state.u16("NPU_SET_KERNEL_WIDTH_M1")
+    kh_m1 = state.u16("NPU_SET_KERNEL_HEIGHT_M1")
+    if kw_m1 % dil_x or kh_m1 % dil_y:
+        raise NpuFault("cmd_parse_error", f"dilated kernel size {kh_m1 + 1}x{kw_m1 + 1} is not a multiple of the "
+                       f"dilation {dil_y}x{dil_x}", offset=offset)
+    up = _code_name(state.isa.IFM_UPSCALE_MODE, state.field("NPU_SET_IFM_UPSCALE", "mode"), "IFM_UPSCALE mode",
+                    offset)
+    return Kernel(
+        width=kw_m1 // dil_x + 1, height=kh_m1 // dil_y + 1,
+        stride_x=((ks("stride_x_msb") << 1) | ks("stride_x_lsb")) + 1,
+        stride_y=((ks("stride_y_msb") << 1) | ks("stride_y_lsb")) + 1, dilation_x=dil_x, dilation_y=dil_y,
+        pad_top=state.field("NPU_SET_IFM_PAD_TOP", "pad"), pad_left=state.field("NPU_SET_IFM_PAD_LEFT", "pad"),
+        pad_bottom=state.field("NPU_SET_IFM_PAD_BOTTOM", "pad"), pad_right=state.field("NPU_SET_IFM_PAD_RIGHT", "pad"),
+        upscale=up, part_kernel_first=bool(ks("weight_order")),
+        decomposition=state.isa.KERNEL_DECOMPOSITION[ks("decomposition")])
+
+
+def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activation:
+    """ACTIVATION as the engines read it: a LUT becomes TABLE_<slot> (slot = 256-byte unit of the LUT RAM the
+    table starts at) with the clip range of its index type; the 16-bit clip boundaries are signed unless the
+    clipped type (the LUT index type, else the OFM type) is unsigned; clip range NONE disables the clamp."""
+    I = state.isa
+    fn = _code_name(I.ACTIVATION_FUNCTION, state.field("NPU_SET_ACTIVATION", "activation_function"),
+                    "ACTIVATION function", offset)
+    table = state.field("NPU_SET_ACTIVATION", "table")
+    no_clip = _code_name(I.ACTIVATION_CLIP_RANGE, state.field("NPU_SET_ACTIVATION", "activation_clip_range"),
+                         "ACTIVATION clip range", offset) == "NONE"
+    if fn == "LUT_NONE":
+        function, clip_range, unsigned = 0, 0, not ofm.signed
+    elif fn in _LUT_INDEX:
+        function = 16 + table * _LUT_BYTES[fn] // 256
+        if function > 23:
+            raise NpuFault("cmd_parse_error", f"{fn} table {table} lies outside the 2 KiB LUT RAM", offset=offset)
+        clip_range, unsigned = _LUT_INDEX[fn], fn == "LUT_U8_U8"
+    else:
+        raise _unsupported(f"activation {fn}", offset)
+    if no_clip:
+        lo, hi = -_NO_CLIP, _NO_CLIP
+    elif unsigned:
+        lo, hi = state.u16("NPU_SET_ACTIVATION_MIN"), state.u16("NPU_SET_ACTIVATION_MAX")
+    else:
+        lo, hi = state.s16("NPU_SET_ACTIVATION_MIN"), state.s16("NPU_SET_ACTIVATION_MAX")
+    return Activation(function=function, clip_range=clip_range, min=lo, max=hi)
+
+
+def _broadcast_dims(state: RegisterState, reg: str, offset: int) -> str:
+    return _code_name(state.isa.BROADCAST_MODE, state.field(reg, "broadcast_mode"), f"{reg} mode", offset)
+
+
+def _dma(state: RegisterState, offset: int) -> Dma:
+    def src(fname):
+        return state.field("NPU_SET_DMA0_SRC_REGION", fname)
+
+    def dst(fname):
+        return state.field("NPU_SET_DMA0_DST_REGION", fname)
+
+    if src("idx_mode") or dst("idx_mode"):
+        raise _unsupported("indexed DMA (gather/scatter)", offset)
+    mode = src("stride_mode")
+    if mode != 0:
+        raise _unsupported(f"{('2-D', '3-D', 'reserved')[min(mode, 3) - 1]} DMA", offset)
+    return Dma(src_region=src("region"), src_internal=bool(src("region_mode")),
+               src_address=state.address("NPU_SET_DMA0_SRC"), dst_region=dst("region"),
+               dst_internal=bool(dst("region_mode")), dst_address=state.address("NPU_SET_DMA0_DST"),
+               length=state.address("NPU_SET_DMA0_LEN"), src_stride_mode=0, dst_stride_mode=0,
+               size0=state.u16("NPU_SET_DMA0_SIZE0"), size1=state.u16("NPU_SET_DMA0_SIZE1"), skip0=0, skip1=0)
+
+
+def _ublock(state: RegisterState, arch) -> tuple:
+    """The OFM micro-block ACC_FORMAT names, with the depth of the arch's micro-block of that shape."""
+    name = state.isa.MICROBLOCK.get(state.field("NPU_SET_ACC_FORMAT", "microblock"), "U1X1")
+    h, w = int(name[1]), int(name[3])
+    for ub in arch.u85.ofm_ublocks:
+        if ub[:2] == (h, w):
+            return ub
+    return (h, w, arch.ofm_ublock[2])
+
+
+def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperation:
+    """Decode the U85 operation ``cmd`` against the register state."""
+    I = state.isa
+    kind = _OP_KINDS.get(cmd.name)
+    off = cmd.offset
+    if kind is None:
+        raise ValueError(f"{cmd.name} is not an operation")
+    if kind in ("STOP", "IRQ", "DMA_WAIT", "KERNEL_WAIT", "PMU_MASK"):
+        fields = cmd.definition.fields
+        return NpuOperation(kind=kind, offset=off, param=cmd.param,
+                            count=fields[0].get(cmd.param) if fields else 0)
+    if kind == "BRANCH":
+        raise _unsupported("NPU_OP_BRANCH (command-stream control flow)", off)
+    if kind == "RESIZE":
+        raise _unsupported("NPU_OP_RESIZE", off)
+    if kind == "DMA":
+        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off))
+
+    sub = None
+    if kind == "POOL":
+        sub = _code_name(I.POOLING_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_POOL mode", off)
+        if sub not in ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "MIN"):
+            raise _unsupported(f"pooling mode {sub}", off)
+    elif kind == "ELEMENTWISE":
+        sub = _code_name(I.ELEMENTWISE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_ELEMENTWISE mode",
+                         off)
+        if sub not in ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"):
+            raise _unsupported(f"elementwise mode {sub}", off)
+    elif kind == "CONV" and cmd.definition.fields and cmd.definition.fields[0].get(cmd.param):
+        raise _unsupported("convolution with weights from IFM2", off)
+
+    acc_input = I.ACC_INPUT.get(state.field("NPU_SET_ACC_FORMAT", "acc_input"), "RESERVED")
+    acc_output = I.ACC_OUTPUT.get(state.field("NPU_SET_ACC_FORMAT", "acc_output"), "RESERVED")
+    if acc_input != "RESET":
+        raise _unsupported(f"accumulator input {acc_input}", off)
+    if acc_output != "ENABLE":
+        raise _unsupported(f"accumulator output {acc_output}", off)
+    acc_format = I.ACC_FORMAT.get(state.field("NPU_SET_ACC_FORMAT", "acc_format"), "RESERVED")
+
+    oh, ow, od = (state.m1("NPU_SET_OFM_HEIGHT_M1"), state.m1("NPU_SET_OFM_WIDTH_M1"),
+                  state.m1("NPU_SET_OFM_DEPTH_M1"))
+    ofm = _fm(state, "OFM", "ofm", oh, ow, od, off)
+    if ofm.storage == "NONE":
+        raise _unsupported("an operation without OFM output", off)
+    ofm_scale, ofm_round = _scale(state, "NPU_SET_OFM_SCALE", _OFM_ROUND, off)
+
+    kernel = ifm2 = broadcast = ifm2_scale = ifm_scalar = None
+    ifm_scale_mode = ifm_round = ifm2_round = 0
+    opa_scale = Scale(1, 0)
+    average_hw = None
+    if kind == "ELEMENTWISE":
+        scalar = state.payload("NPU_SET_OP_SCALAR")
+        scalar = scalar - (1 << 32) if scalar >> 31 else scalar
+        prec1 = _precision(state, "NPU_SET_IFM_PRECISION", off)
+        b1 = _broadcast_dims(state, "NPU_SET_IFM_BROADCAST", off)
+        if prec1[3] == "NONE" or b1 == "SCALAR":
+            ifm_scalar = scalar
+            b1 = "HWC"
+        ifm = _fm(state, "IFM", "ifm", 1 if "H" in b1 else oh, 1 if "W" in b1 else ow, 1 if "C" in b1 else od,
+                  off, prec1)
+        opa_scale, ifm_round = _scale(state, "NPU_SET_IFM_SCALE", _IFM_ROUND, off)
+        ifm_scale_mode = IFM_SCALE_PER_OPERAND
+        if sub in R55.UNARY_ELEMENTWISE_MODES:  # ABS, CLZ, LRELU (NOT is refused above)
+            broadcast = Broadcast(h=False, w=False, c=False, reversed_operands=False, scalar=False, scalar_value=0)
+            if sub == "LRELU":  # the negative side's scale (alpha) is IFM2_SCALE
+                ifm2_scale, ifm2_round = _scale(state, "NPU_SET_IFM2_SCALE", _IFM_ROUND, off)
+        else:
+            prec2 = _precision(state, "NPU_SET_IFM2_PRECISION", off)
+            b2 = _broadcast_dims(state, "NPU_SET_IFM2_BROADCAST", off)
+            ifm2_scale, ifm2_round = _scale(state, "NPU_SET_IFM2_SCALE", _IFM_ROUND, off)
+            is_scalar = prec2[3] == "NONE" or b2 == "SCALAR"
+            if is_scalar:
+                zp2 = _zero_point(state, "NPU_SET_IFM2_ZERO_POINT", prec2[1])
+                broadcast = Broadcast(h=True, w=True, c=True, reversed_operands=False, scalar=True,
+                                      scalar_value=scalar, scalar_zero_point=zp2)
+            else:
+                broadcast = Broadcast(h="H" in b2, w="W" in b2, c="C" in b2, reversed_operands=False, scalar=False,
+                                      scalar_value=0)
+                ifm2 = _fm(state, "IFM2", "ifm2", 1 if broadcast.h else oh, 1 if broadcast.w else ow,
+                           1 if broadcast.c else od, off, prec2)
+    else:
+        kernel = _kernel(state, off)
+        ih = (oh - 1) * kernel.stride_y + kernel.dilated_height - kernel.pad_top - kernel.pad_bottom
+        iw = (ow - 1) * kernel.stride_x + kernel.dilated_width - kernel.pad_left - kernel.pad_right
+        idepth = state.m1("NPU_SET_IFM_DEPTH_M1") if kind == "CONV" or sub == "REDUCE_SUM" else od
+        ifm = _fm(state, "IFM", "ifm", max(ih, 0), max(iw, 0), idepth, off)
+        if ifm.storage == "NONE":
+            raise _unsupported(f"{kind} without an IFM", off)
+        if kernel.upscale != "NONE":
+            from dataclasses import replace
+            ifm = replace(ifm, upscale=kernel.upscale)
+        if sub == "AVERAGE":
+            average_hw = True  # the U85 AVERAGE mode divides by the window's valid element count
+
+    weights = scales = ()
+    weight_format = "SWD"
+    sparse = False
+    if kind in ("CONV", "DEPTHWISE"):
+        weight_format = I.WEIGHT_FORMAT.get(state.field("NPU_SET_WEIGHT_FORMAT", "weight_format"), "RESERVED")
+        sparse = bool(state.field("NPU_SET_WEIGHT_FORMAT", "weight_sparsity"))
+        wr = state.field("NPU_SET_WEIGHT_REGION", "region")
+        names = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")[:1 if weight_format == "FWD" else arch.cores]
+        weights = tuple(AddressRange(wr, state.address(f"NPU_SET_{n}_BASE"), state.address(f"NPU_SET_{n}_LENGTH"))
+                        for n in names)
+        scales = (AddressRange(state.field("NPU_SET_SCALE_REGION", "region"), state.address("NPU_SET_SCALE_BASE"),
+                               state.address("NPU_SET_SCALE_LENGTH")),)
+
+    return NpuOperation(
+        kind=kind, offset=off, param=cmd.param, sub_op=sub, ifm=ifm, ifm2=ifm2, ofm=ofm, kernel=kernel,
+        ofm_block=(state.m1("NPU_SET_OFM_BLK_HEIGHT_M1"), state.m1("NPU_SET_OFM_BLK_WIDTH_M1"),
+                   state.m1("NPU_SET_OFM_BLK_DEPTH_M1")),
+        acc_format=acc_format, blockdep=state.field("NPU_SET_BLOCKDEP", "blockdep"),
+        weights=weights, scales=scales,
+        ofm_scale_mode=I.OFM_SCALE_MODE[state.field("NPU_SET_OFM_PRECISION", "scale_mode")],
+        ofm_round_mode=ofm_round, ifm_scale_mode=ifm_scale_mode, ifm_round_mode=ifm_round,
+        ofm_scale=ofm_scale, opa_scale=opa_scale, ifm2_scale=ifm2_scale, ifm2_round_mode=ifm2_round,
+        ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast,
+        ofm_ublock=_ublock(state, arch), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
+        u85=True)
