@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hwdesc import ethosu85
 from hwdesc.ethosu import MMIO_BASE, NPU_VARIANTS
 
 from ...errors import ConfigError
@@ -36,7 +37,7 @@ class U85Rams:
     acc_ram_bytes: int
     ob_ram_bytes: int
     cb_ram_bytes: int
-    axi_sram_ports_log2: int
+    axi_sram_ports_log2: int  # hwdesc.ethosu85.ACCELERATOR_CONFIGS
     axi_ext_ports_log2: int
     channel_rbs: tuple  # outstanding read bursts per AXI channel (Vela's channelRBs)
     lut_ram_bytes: int = 2048
@@ -105,11 +106,7 @@ class NpuArch:
     @property
     def config_word(self) -> int:
         if self.is_u85:
-            from hwdesc import ethosu85
-            return ethosu85.MMIO_BASE.CONFIG.pack(
-                macs_per_cc=self.macs_per_cc_log2, cmd_stream_version=self.cmd_stream_version,
-                num_axi_sram=self.u85.axi_sram_ports_log2, num_axi_ext=self.u85.axi_ext_ports_log2,
-                num_wd=self.cores.bit_length() - 1, product=self.product)
+            return ethosu85.config_word(self.macs)
         return MMIO_BASE.CONFIG.pack(macs_per_cc=self.macs_per_cc_log2, cmd_stream_version=self.cmd_stream_version,
                                      shram_size=self.shram_kib, product=self.product)
 
@@ -157,19 +154,21 @@ def _u65(name, cores, cyc):
                    output_cycles_per_elem=cyc[0], activation_cycles_per_elem=cyc[1])
 
 
-def _u85(macs, weight_decoders, ofm_ublocks, ifm_ublock, ifm_ram, acc_ram, ob_ram, cb_ram, axi_sram_log2,
-         axi_ext_log2, channel_rbs, output_cycles, activation_cycles):
-    # Vela 5.1 ethos_u85.cpp s_EthosU85Configs / s_EthosU85PerfInfo; the U85 has a 40-bit address space and
-    # 16-byte (128-bit) AXI data beats. Its only internal memory DMA can address is the 2 KiB LUT RAM
-    # (Vela's "lutram"): ``shram_bytes`` is that RAM, LUT slot n at byte 256 * n.
-    return NpuArch(name=f"ethos-u85-{macs}", product=PRODUCT_U85, macs=macs, cores=weight_decoders,
+def _u85(macs, ofm_ublocks, ifm_ublock, ifm_ram, acc_ram, ob_ram, cb_ram, channel_rbs, output_cycles,
+         activation_cycles):
+    # Vela 5.1 ethos_u85.cpp s_EthosU85Configs / s_EthosU85PerfInfo (weight decoders and AXI ports from
+    # hwdesc.ethosu85); the U85 has a 40-bit address space and 16-byte (128-bit) AXI data beats. Its only
+    # internal memory DMA can address is the 2 KiB LUT RAM (Vela's "lutram"): ``shram_bytes`` is that RAM,
+    # LUT slot n at byte 256 * n.
+    cfg = ethosu85.ACCELERATOR_CONFIGS[macs]
+    return NpuArch(name=f"ethos-u85-{macs}", product=PRODUCT_U85, macs=macs, cores=cfg.cores,
                    ofm_ublock=ofm_ublocks[0], ifm_ublock=ifm_ublock, shram_bytes=2048, shram_granules=(),
                    elem_units=max(1, macs // 16), address_bits=40, axi_width_bytes=16, max_outstanding_dma=2,
                    max_outstanding_kernels=2, output_cycles_per_elem=output_cycles,
-                   activation_cycles_per_elem=activation_cycles, cmd_stream_version=1,
+                   activation_cycles_per_elem=activation_cycles, cmd_stream_version=1, id_word=ethosu85.id_word(),
                    u85=U85Rams(ofm_ublocks=ofm_ublocks, ifm_ram_bytes=ifm_ram, acc_ram_bytes=acc_ram,
-                               ob_ram_bytes=ob_ram, cb_ram_bytes=cb_ram, axi_sram_ports_log2=axi_sram_log2,
-                               axi_ext_ports_log2=axi_ext_log2, channel_rbs=channel_rbs))
+                               ob_ram_bytes=ob_ram, cb_ram_bytes=cb_ram, axi_sram_ports_log2=cfg.num_axi_sram_log2,
+                               axi_ext_ports_log2=cfg.num_axi_ext_log2, channel_rbs=channel_rbs))
 
 
 ARCHS = {
@@ -181,15 +180,15 @@ ARCHS = {
         _u55("ethos-u55-256", 256, (2, 2, 8), (2, 2, 8), 48, _G_256, 8, _U256_CYC),
         _u65("ethos-u65-256", 1, _U256_CYC),
         _u65("ethos-u65-512", 2, _U65_512_CYC),
-        _u85(128, 1, ((1, 2, 8), (1, 1, 16)), (1, 2, 8), 8192, 8192, 2048, 768, 1, 0,
+        _u85(128, ((1, 2, 8), (1, 1, 16)), (1, 2, 8), 8192, 8192, 2048, 768,
              (64, 64, 128, 128, 104, 16), (0.5, 0.5, 0.5, 1.0, 1.0, 1.0), (0.5, 1.0)),
-        _u85(256, 1, ((1, 2, 16), (1, 4, 8), (2, 2, 8)), (2, 2, 8), 16384, 16384, 2048, 1536, 1, 0,
+        _u85(256, ((1, 2, 16), (1, 4, 8), (2, 2, 8)), (2, 2, 8), 16384, 16384, 2048, 1536,
              (104, 104, 128, 128, 128, 16), (0.25, 0.25, 0.25, 0.5, 0.5, 0.5), (0.25, 0.5)),
-        _u85(512, 2, ((2, 2, 16), (1, 4, 16)), (2, 2, 16), 16384, 32768, 4096, 3072, 1, 0,
+        _u85(512, ((2, 2, 16), (1, 4, 16)), (2, 2, 16), 16384, 32768, 4096, 3072,
              (128, 128, 256, 256, 128, 16), (0.125, 0.125, 0.25, 0.5, 0.25, 0.25), (0.125, 0.25)),
-        _u85(1024, 4, ((2, 2, 32), (1, 4, 32), (2, 4, 16)), (4, 2, 16), 16384, 65536, 4096, 6144, 1, 1,
+        _u85(1024, ((2, 2, 32), (1, 4, 32), (2, 4, 16)), (4, 2, 16), 16384, 65536, 4096, 6144,
              (256, 256, 416, 208, 256, 16), (0.0625, 0.125, 0.25, 0.5, 0.125, 0.25), (0.0625, 0.125)),
-        _u85(2048, 4, ((2, 2, 64), (1, 4, 64), (4, 4, 16)), (4, 4, 16), 32768, 131072, 8192, 12288, 2, 1,
+        _u85(2048, ((2, 2, 64), (1, 4, 64), (4, 4, 16)), (4, 4, 16), 32768, 131072, 8192, 12288,
              (256, 256, 512, 256, 256, 16), (0.03125, 0.0625, 0.125, 0.25, 0.0625, 0.125), (0.03125, 0.0625)),
     )
 }

@@ -1,6 +1,9 @@
-"""The Ethos-U55/U65 as a memory-mapped device: its registers, starting a command stream, completion, faults.
+"""The Ethos-U as a memory-mapped device: its registers, starting a command stream, completion, faults.
 
-Register map from :mod:`hwdesc.ethosu` (``MMIO_BASE``: ID, STATUS, CMD, RESET, QBASE, QREAD, QCONFIG, QSIZE,
+Register map from the product's ISA module, :mod:`hwdesc.ethosu` or :mod:`hwdesc.ethosu85` (the U85 adds
+registers this model keeps as plain storage, e.g. AXI_SRAM/AXI_EXT/MEM_ATTR; the STATUS/CMD bits used here have
+the same positions on both, except that the U85 has no wd_fault bit: a watchdog stop sets bit 7 anyway)
+(``MMIO_BASE``: ID, STATUS, CMD, RESET, QBASE, QREAD, QCONFIG, QSIZE,
 PROT, CONFIG, LOCK, REGIONCFG, AXI_LIMIT0..3, BASEP0..7 with a high word for the U65; ``MMIO_PMU``: see
 ``pmu.py``), dispatched by a :class:`~fvp.machine.devices.regbank.RegisterBank` with hooks for CMD, RESET, the high
 address words and the configuration-dependent ID and CONFIG.
@@ -27,6 +30,7 @@ from hwdesc.ethosu import MMIO_BASE
 from ..bus import Bus, Device
 from ..devices.regbank import RegisterBank, register_property
 from ...errors import BusFault, NpuFault
+from .command_stream import isa_of
 from .pmu import Pmu
 
 _STATUS, _CMD = MMIO_BASE.STATUS, MMIO_BASE.CMD
@@ -151,7 +155,8 @@ class EthosU(Device):
                     self.regs.values[name][args[0] if len(args) == 2 else 0] = args[-1] & 0xFF
             return write
 
-        return RegisterBank(MMIO_BASE, read={
+        mmio = isa_of(self.arch).MMIO_BASE
+        return RegisterBank(mmio, read={
             "ID": lambda: self.arch.id_word,
             "CONFIG": lambda: self.arch.config_word,
         }, write={
@@ -159,7 +164,7 @@ class EthosU(Device):
             "RESET": self._soft_reset,
             "QBASE_HI": high_word("QBASE_HI"),
             "BASEP_HI": high_word("BASEP_HI"),
-            "REGIONCFG": lambda value: setattr(self, "regioncfg", value & MMIO_BASE.REGIONCFG.mask()),
+            "REGIONCFG": lambda value: setattr(self, "regioncfg", value & mmio.REGIONCFG.mask()),
         }, read_only=lambda reg, value: self.guest_error(
             f"{self.name}: write of 0x{value:x} to read-only register {reg.name} (ignored)"))
 

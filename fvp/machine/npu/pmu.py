@@ -1,6 +1,8 @@
-"""The Ethos-U PMU: a 48-bit cycle counter with start/stop events and four 32-bit event counters (U55/U65).
+"""The Ethos-U PMU: a 48-bit cycle counter with start/stop events and 32-bit event counters (four on U55/U65,
+eight on U85, whose PMU block sits at 0x1180 instead of 0x180).
 
-Registers and event numbers from :mod:`hwdesc.ethosu` (``MMIO_PMU``, ``PMU_EVENT``), dispatched by a
+Registers and event numbers from the product's ISA module (:mod:`hwdesc.ethosu`, :mod:`hwdesc.ethosu85`:
+``MMIO_PMU``, ``PMU_EVENT``; the fields this model uses have the same positions in both), dispatched by a
 :class:`~fvp.machine.devices.regbank.RegisterBank`: PMCR, PMCNTENSET/CLR, PMOVSSET/CLR, PMINTSET/CLR, PMCCNTR/_HI (two
 windows on the 48-bit counter), PMCCNTR_CFG (start and stop event), PMCAXI_CHAN, PMEVCNTR0..3, PMEVTYPER0..3.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 from hwdesc.ethosu import MMIO_PMU, PMU_EVENT
 
 from ..devices.regbank import RegisterBank, register_property
+from .command_stream import isa_of
 
 NO_EVENT, CYCLE, NPU_IDLE, NPU_ACTIVE = PMU_EVENT.NO_EVENT, PMU_EVENT.CYCLE, PMU_EVENT.NPU_IDLE, PMU_EVENT.NPU_ACTIVE
 
@@ -30,7 +33,6 @@ _CFG_START = MMIO_PMU.PMCCNTR_CFG.field("cycle_cnt_cfg_start")
 
 
 class Pmu:
-    NUM_COUNTERS = _PMCR.get(_PMCR.reset, "num_event_cnt")
 
     pmcr = register_property("PMCR")
     cnten = register_property("PMCNTENSET")
@@ -42,17 +44,19 @@ class Pmu:
     def __init__(self, arch, device):
         self.arch = arch
         self.dev = device
-        self.regs = RegisterBank(MMIO_PMU, read={
+        mmio = isa_of(arch).MMIO_PMU
+        self.num_counters = mmio.PMCR.get(mmio.PMCR.reset, "num_event_cnt")
+        self.regs = RegisterBank(mmio, read={
             "PMCCNTR": lambda: self.ccntr & _MASK32,
-            "PMCCNTR_HI": lambda: (self.ccntr >> 32) & MMIO_PMU.PMCCNTR_HI.mask(),
+            "PMCCNTR_HI": lambda: (self.ccntr >> 32) & mmio.PMCCNTR_HI.mask(),
         }, write={
             "PMCR": self._write_pmcr,
-            "PMCNTENSET": lambda value: setattr(self, "cnten", self.cnten | value & MMIO_PMU.PMCNTENSET.mask()),
+            "PMCNTENSET": lambda value: setattr(self, "cnten", self.cnten | value & mmio.PMCNTENSET.mask()),
             "PMCCNTR": lambda value: setattr(self, "ccntr", (self.ccntr & ~_MASK32) | value),
             "PMCCNTR_HI": lambda value: setattr(self, "ccntr", (self.ccntr & _MASK32)
-                                                 | ((value & MMIO_PMU.PMCCNTR_HI.mask()) << 32)),
-            "PMCCNTR_CFG": lambda value: setattr(self, "ccntr_cfg", value & MMIO_PMU.PMCCNTR_CFG.mask()),
-            "PMEVTYPER": lambda i, value: self.evtype.__setitem__(i, value & MMIO_PMU.PMEVTYPER.mask()),
+                                                 | ((value & mmio.PMCCNTR_HI.mask()) << 32)),
+            "PMCCNTR_CFG": lambda value: setattr(self, "ccntr_cfg", value & mmio.PMCCNTR_CFG.mask()),
+            "PMEVTYPER": lambda i, value: self.evtype.__setitem__(i, value & mmio.PMEVTYPER.mask()),
         })
         self.reset()
 
@@ -95,7 +99,7 @@ class Pmu:
 
     def _add_time(self, total: int, active: int, idle: int) -> None:
         per_event = {CYCLE: total, NPU_ACTIVE: active, NPU_IDLE: idle}
-        for i in range(self.NUM_COUNTERS):
+        for i in range(self.num_counters):
             if self.cnten & (1 << i) and self.evtype[i] in per_event:
                 self.evcntr[i] = (self.evcntr[i] + per_event[self.evtype[i]]) & _MASK32
         if self.cnten & _CYCLE_CNT:
@@ -113,7 +117,7 @@ class Pmu:
         if not self.pmcr & _CNT_EN or rec.timing is None:
             return
         events = getattr(rec.timing, "events", {}) or {}
-        for i in range(self.NUM_COUNTERS):
+        for i in range(self.num_counters):
             ev = self.evtype[i]
             if self.cnten & (1 << i) and ev in events and ev not in (CYCLE, NPU_ACTIVE, NPU_IDLE):
                 self.evcntr[i] = (self.evcntr[i] + int(events[ev])) & _MASK32
@@ -130,7 +134,7 @@ class Pmu:
 
     def _write_pmcr(self, value: int) -> None:
         if value & _EVENT_CNT_RST:
-            self.evcntr[:] = [0] * self.NUM_COUNTERS
+            self.evcntr[:] = [0] * self.num_counters
         if value & _CYCLE_CNT_RST:
             self.ccntr = 0
-        self.pmcr = (value & _PMCR_STORED) | _PMCR.pack(num_event_cnt=self.NUM_COUNTERS)
+        self.pmcr = (value & _PMCR_STORED) | _PMCR.pack(num_event_cnt=self.num_counters)
