@@ -63,6 +63,8 @@ def _memory(ctx, region: int, offset: int):
 
 
 def _check_fm(ctx, op, fm, tensor: str, h: int, w: int, d: int, write: bool) -> None:
+    if fm.storage == "CHAINED":  # a U85 chaining buffer, not memory
+        return
     ext = fmap.extent(fm, h, w, d)
     if ext is None:
         return
@@ -110,21 +112,28 @@ def check_kernel_op(ctx, op) -> None:
     """Refuse a kernel operation whose feature maps, weights or host arrays exceed their bounds."""
     i = op.ifm
     if op.kind == "ELEMENTWISE":
-        _check_fm(ctx, op, i, "IFM", i.height, i.width, i.depth, False)
+        if op.ifm_scalar is None:
+            _check_fm(ctx, op, i, "IFM", i.height, i.width, i.depth, False)
         if op.ifm2 is not None and not (op.broadcast is not None and op.broadcast.scalar):
             f2 = op.ifm2
             _check_fm(ctx, op, f2, "IFM2", f2.height, f2.width, f2.depth, False)
     else:
         _check_fm(ctx, op, i, "IFM", i.source_height, i.source_width, i.depth, False)
+        if op.ifm2 is not None:  # U85 convolution with weights from IFM2
+            f2 = op.ifm2
+            _check_fm(ctx, op, f2, "IFM2", f2.height, f2.width, f2.depth, False)
     o = op.ofm
-    _check_fm(ctx, op, o, "OFM", o.height, o.width, o.depth, True)
+    _check_fm(ctx, op, o, "OFM", *o.stored_shape, True)
     if op.kind in ("CONV", "DEPTHWISE"):
         k = op.kernel
         per_channel = k.elements * (i.depth if op.kind == "CONV" else 1)
         cores = max(len(op.weights), 1)
         for core, wr in enumerate(op.weights):
-            need = len(range(core, o.depth, cores)) * per_channel
-            most = max_decoded_weights(wr.length)
+            # U55/U65: core k holds channels k, k + cores, ...; the U85's streams share the channels in groups
+            # (weights_u85), so only their total is bounded here
+            need = (o.depth * per_channel if core == 0 else 0) if op.u85 else len(range(core, o.depth, cores)) * per_channel
+            most = (sum(max_decoded_weights(w.length) for w in op.weights) if core == 0 else 0) if op.u85 else \
+                max_decoded_weights(wr.length)
             if need > most:
                 raise NpuFault("cmd_parse_error", f"{op.mnemonic} at 0x{op.offset:x} needs {need} weights, but its "
                                f"{wr.length}-byte weight stream can encode at most {most}", offset=op.offset)

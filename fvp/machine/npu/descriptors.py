@@ -1,7 +1,7 @@
 """NPU operation descriptors: what one ``NPU_OP_*`` does, decoded (shared by the U55/U65 and U85 decoders).
 
 Frozen dataclasses only: :class:`FeatureMap`, :class:`Kernel`, :class:`Scale`, :class:`Activation`,
-:class:`AddressRange`, :class:`Broadcast`, :class:`Dma` and :class:`NpuOperation`. ``operations.py`` builds them
+:class:`AddressRange`, :class:`Broadcast`, :class:`Dma`, :class:`Resize` and :class:`NpuOperation`. ``operations.py`` builds them
 from the U55/U65 register state, ``operations_u85.py`` from the U85's; the engines, the timing model and the
 checker read them.
 """
@@ -16,6 +16,12 @@ DTYPE_NAMES = {
     (8, True): "int8", (8, False): "uint8", (16, True): "int16", (16, False): "uint16",
     (32, True): "int32", (32, False): "uint32", (64, True): "int64", (64, False): "uint64",
 }
+
+
+#: the axes of an OFM transpose (Ethos-U85 OFM_PRECISION.activation_transpose): memory axis i holds the computed
+#: axis ``TRANSPOSE_AXES[mode][i]`` of (H, W, C)
+TRANSPOSE_AXES = {"HWC": (0, 1, 2), "WHC": (1, 0, 2), "HCW": (0, 2, 1), "WCH": (1, 2, 0), "CHW": (2, 0, 1),
+                  "CWH": (2, 1, 0)}
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ class FeatureMap:
     @property
     def shape(self) -> tuple:
         return (self.height, self.width, self.depth)
+
+    @property
+    def stored_shape(self) -> tuple:
+        """(h, w, c) of the OFM in memory: ``shape`` permuted by the U85 transpose (the identity for HWC)."""
+        return tuple(self.shape[i] for i in TRANSPOSE_AXES[self.transpose])
 
     @property
     def source_height(self) -> int:
@@ -212,7 +223,22 @@ class Dma:
         return self.length * self.size0 * self.size1
 
 
-KERNEL_KINDS = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE")
+@dataclass(frozen=True)
+class Resize:
+    """An Ethos-U85 NPU_OP_RESIZE: OFM (oy, ox) samples the IFM at ``(oy * y_d + y_offset) / y_n`` (and x alike),
+    in ``mode`` BILINEAR, NEAREST or REPLICATE; ``*_n`` from RESIZE_*_SCALE_N_M1, ``*_d`` from the one-step
+    fields of RESIZE_X/RESIZE_Y (``one_step_int * n + one_step_mod``)."""
+
+    mode: str
+    y_n: int
+    y_d: int
+    y_offset: int
+    x_n: int
+    x_d: int
+    x_offset: int
+
+
+KERNEL_KINDS = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE", "RESIZE")
 
 
 @dataclass(frozen=True)
@@ -262,6 +288,7 @@ class NpuOperation:
     weight_format: str = "SWD"
     sparse_weights: bool = False  # 2:4 sparse weight traversal (the stream still holds the zeros)
     average_hw: bool | None = None
+    resize: Resize | None = None
     u85: bool = False
 
     @property

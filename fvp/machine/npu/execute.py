@@ -24,6 +24,7 @@ from . import bounds
 from . import featuremap as fmap
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, decode_command
+from .descriptors import TRANSPOSE_AXES
 from .operations import NpuOperation, build_operation
 
 SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
@@ -112,10 +113,6 @@ class _Ctx:
         return self.shram[offset:offset + length]
 
 
-#: the axes of an OFM transpose (Ethos-U85 OFM_PRECISION.activation_transpose): memory axis i holds the computed
-#: axis ``_TRANSPOSE[mode][i]`` of (H, W, C)
-_TRANSPOSE = {"HWC": (0, 1, 2), "WHC": (1, 0, 2), "HCW": (0, 2, 1), "WCH": (1, 2, 0), "CHW": (2, 0, 1),
-              "CWH": (2, 1, 0)}
 _REVERSE_AXIS = {"H": 0, "W": 1, "C": 2}
 
 
@@ -143,7 +140,7 @@ def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
     if fm.reverse != "NONE":
         values = np.flip(values, axis=_REVERSE_AXIS[fm.reverse])
     if fm.transpose != "HWC":
-        values = np.ascontiguousarray(values.transpose(_TRANSPOSE[fm.transpose]))
+        values = np.ascontiguousarray(values.transpose(TRANSPOSE_AXES[fm.transpose]))
     h, w, d = values.shape
     ext = fmap.extent(fm, h, w, d)
     if ext is None:
@@ -203,7 +200,7 @@ def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
 
 def _weights_and_scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     """The U85's weight streams (one per weight decoder, or one in the fast format) and its scale stream."""
-    from .weights_u85 import decode_scales_u85, decode_weights_u85, ifm_block_depth_u85
+    from .weights_u85 import decode_weights_u85, ifm_block_depth_u85
 
     streams = []
     for wr in op.weights:
@@ -221,11 +218,16 @@ def _weights_and_scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
                                             ofm_ublock_depth=ub[2], sparse=op.sparse_weights),
         ofm_ublock=ub, traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs, cores=ctx.arch.cores,
         weight_format=op.weight_format, sparse=op.sparse_weights)
+    return W, _scales_u85(ctx, rec, op)
+
+
+def _scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
+    from .weights_u85 import decode_scales_u85
+
     sr = op.scales[0]
     sbytes = ctx.view(sr.region, sr.address, sr.length, False)
     rec._add("r", "scales", sr.region, sr.length)
-    bias, scale, shift = decode_scales_u85(sbytes, op.ofm.depth, 48 if op.acc_format == "I48" else 32)
-    return W, (bias, scale, shift)
+    return decode_scales_u85(sbytes, op.ofm.depth, 48 if op.acc_format == "I48" else 32)
 
 
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
@@ -290,9 +292,14 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     else:
         a = _read_fm(ctx, rec, ifm, "ifm", ifm.source_height, ifm.source_width, ifm.depth)
         b = None
+        if op.ifm2 is not None:  # U85 convolution with weights from IFM2
+            f2 = op.ifm2
+            b = _read_fm(ctx, rec, f2, "ifm2", f2.height, f2.width, f2.depth)
     W = bs = None
-    if op.kind in ("CONV", "DEPTHWISE"):
+    if op.kind in ("CONV", "DEPTHWISE") and op.ifm2 is None:
         W, bs = (_weights_and_scales_u85 if op.u85 else _weights_and_scales)(ctx, rec, op)
+    elif op.u85 and op.scales:  # a U85 pool in PER_CHANNEL mode
+        bs = _scales_u85(ctx, rec, op)
     lut = _lut_bytes(ctx, rec, op)
     try:
         out = ctx.engine.run_kernel_op(op, a, b, W, bs, lut)

@@ -12,7 +12,7 @@ activation names its index and result types. This module translates that into th
 Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
 drives, ``GetOfmRoundingMode``, ``GenerateActivation``'s LUT slots and clip range, ``GenerateInputBroadcast``).
 
-Simplified / refused (``NpuFault("unsupported")`` naming the feature): NPU_OP_RESIZE, NPU_OP_BRANCH, DMA
+Simplified / refused (``NpuFault("unsupported")`` naming the feature): NPU_OP_BRANCH, DMA
 gather/scatter (index mode), accumulator input KEEP/IFM2 and disabled accumulator output, sparse weights,
 ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), OFM round modes DOUBLE_ASYMMETRIC,
 SYMMETRIC and TRUNCATE_TO_LOWER, the int16 built-in TANH/SIGMOID tables.
@@ -24,7 +24,7 @@ from hwdesc import ethosu as R55
 
 from ...errors import NpuFault
 from .command_stream import Command, RegisterState
-from .descriptors import Activation, AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Scale
+from .descriptors import Activation, AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Resize, Scale
 
 #: engine rounding code (hwdesc.ethosu ROUND_MODE) for each U85 OFM / IFM round mode the engines model:
 #: DOUBLE_SYMMETRIC is Regor's DBL (TOSA double rounding), TRUNCATE_TO_ZERO its TRUNCATE
@@ -184,6 +184,18 @@ def _dma(state: RegisterState, offset: int) -> Dma:
                size0=state.u16("NPU_SET_DMA0_SIZE0"), size1=state.u16("NPU_SET_DMA0_SIZE1"), skip0=0, skip1=0)
 
 
+def _resize(state: RegisterState, mode: str, offset: int) -> Resize:
+    axes = {}
+    for axis in ("Y", "X"):
+        n = state.field(f"NPU_SET_RESIZE_{axis}_SCALE_N_M1", f"resize_{axis.lower()}_scale_n_m1") + 1
+        d = state.field(f"NPU_SET_RESIZE_{axis}", "one_step_int") * n + state.field(f"NPU_SET_RESIZE_{axis}",
+                                                                                    "one_step_mod")
+        if d == 0:
+            raise NpuFault("cmd_parse_error", f"RESIZE_{axis} has a step of 0", offset=offset)
+        axes[axis] = (n, d, state.field(f"NPU_SET_RESIZE_{axis}_OFFSET", f"resize_{axis.lower()}_offset"))
+    return Resize(mode, *axes["Y"], *axes["X"])
+
+
 def _ublock(state: RegisterState, arch) -> tuple:
     """The OFM micro-block ACC_FORMAT names, with the depth of the arch's micro-block of that shape."""
     name = state.isa.MICROBLOCK.get(state.field("NPU_SET_ACC_FORMAT", "microblock"), "U1X1")
@@ -207,28 +219,30 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
                             count=fields[0].get(cmd.param) if fields else 0)
     if kind == "BRANCH":
         raise _unsupported("NPU_OP_BRANCH (command-stream control flow)", off)
-    if kind == "RESIZE":
-        raise _unsupported("NPU_OP_RESIZE", off)
     if kind == "DMA":
         return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off))
 
     sub = None
     if kind == "POOL":
         sub = _code_name(I.POOLING_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_POOL mode", off)
-        if sub not in ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "MIN"):
+        if sub not in ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "MIN", "NONE"):
             raise _unsupported(f"pooling mode {sub}", off)
     elif kind == "ELEMENTWISE":
         sub = _code_name(I.ELEMENTWISE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_ELEMENTWISE mode",
                          off)
         if sub not in ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"):
             raise _unsupported(f"elementwise mode {sub}", off)
-    elif kind == "CONV" and cmd.definition.fields and cmd.definition.fields[0].get(cmd.param):
-        raise _unsupported("convolution with weights from IFM2", off)
+    elif kind == "RESIZE":
+        sub = _code_name(I.RESIZE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_RESIZE mode", off)
+    dynamic = kind == "CONV" and bool(cmd.definition.fields[0].get(cmd.param))  # NPU_OP_CONV weights_ifm2
 
     acc_input = I.ACC_INPUT.get(state.field("NPU_SET_ACC_FORMAT", "acc_input"), "RESERVED")
     acc_output = I.ACC_OUTPUT.get(state.field("NPU_SET_ACC_FORMAT", "acc_output"), "RESERVED")
-    if acc_input != "RESET":
-        raise _unsupported(f"accumulator input {acc_input}", off)
+    # pooling mode NONE with the accumulators loaded from IFM2 is Regor's "null pool": the output stage applied
+    # to a 32-bit IFM2 (a rescale of a 32-bit tensor; IFM1 is a dummy 8-bit view of it)
+    null_pool = kind == "POOL" and sub == "NONE"
+    if null_pool != (acc_input == "IFM2") or (acc_input not in ("RESET", "IFM2")):
+        raise _unsupported(f"accumulator input {acc_input}" + (" with pooling mode NONE" if null_pool else ""), off)
     if acc_output != "ENABLE":
         raise _unsupported(f"accumulator output {acc_output}", off)
     acc_format = I.ACC_FORMAT.get(state.field("NPU_SET_ACC_FORMAT", "acc_format"), "RESERVED")
@@ -240,7 +254,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         raise _unsupported("an operation without OFM output", off)
     ofm_scale, ofm_round = _scale(state, "NPU_SET_OFM_SCALE", _OFM_ROUND, off)
 
-    kernel = ifm2 = broadcast = ifm2_scale = ifm_scalar = None
+    kernel = ifm2 = broadcast = ifm2_scale = ifm_scalar = resize = None
     ifm_scale_mode = ifm_round = ifm2_round = 0
     opa_scale = Scale(1, 0)
     average_hw = None
@@ -274,12 +288,21 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
                                       scalar_value=0)
                 ifm2 = _fm(state, "IFM2", "ifm2", 1 if broadcast.h else oh, 1 if broadcast.w else ow,
                            1 if broadcast.c else od, off, prec2)
+    elif kind == "RESIZE":
+        resize = _resize(state, sub, off)
+        # KERNEL_HEIGHT/WIDTH_M1 give the IFM area the operation reads (GenerateResizeOp)
+        ifm = _fm(state, "IFM", "ifm", state.m1("NPU_SET_KERNEL_HEIGHT_M1"), state.m1("NPU_SET_KERNEL_WIDTH_M1"), od,
+                  off)
     else:
         kernel = _kernel(state, off)
         ih = (oh - 1) * kernel.stride_y + kernel.dilated_height - kernel.pad_top - kernel.pad_bottom
         iw = (ow - 1) * kernel.stride_x + kernel.dilated_width - kernel.pad_left - kernel.pad_right
         idepth = state.m1("NPU_SET_IFM_DEPTH_M1") if kind == "CONV" or sub == "REDUCE_SUM" else od
         ifm = _fm(state, "IFM", "ifm", max(ih, 0), max(iw, 0), idepth, off)
+        if null_pool:
+            if kernel.elements != 1 or kernel.stride_x != 1 or kernel.stride_y != 1:
+                raise _unsupported("pooling mode NONE with a kernel larger than 1x1", off)
+            ifm = _fm(state, "IFM2", "ifm2", oh, ow, od, off)
         if ifm.storage == "NONE":
             raise _unsupported(f"{kind} without an IFM", off)
         if kernel.upscale != "NONE":
@@ -287,17 +310,27 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
             ifm = replace(ifm, upscale=kernel.upscale)
         if sub == "AVERAGE":
             average_hw = True  # the U85 AVERAGE mode divides by the window's valid element count
+        if dynamic:
+            # weights from IFM2 (Regor's MatMul: IFM2 holds B transposed, row y of the OFM takes the weights
+            # W[n, k] = IFM2[y, n, k], minus IFM2's zero point); 1x1 kernel, global scale, no bias
+            if kernel.elements != 1 or kernel.stride_x != 1 or kernel.stride_y != 1:
+                raise _unsupported("convolution with weights from IFM2 and a kernel larger than 1x1", off)
+            ifm2 = _fm(state, "IFM2", "ifm2", oh, od, idepth, off)
 
     weights = scales = ()
     weight_format = "SWD"
     sparse = False
-    if kind in ("CONV", "DEPTHWISE"):
+    if kind in ("CONV", "DEPTHWISE") and not dynamic:
         weight_format = I.WEIGHT_FORMAT.get(state.field("NPU_SET_WEIGHT_FORMAT", "weight_format"), "RESERVED")
         sparse = bool(state.field("NPU_SET_WEIGHT_FORMAT", "weight_sparsity"))
         wr = state.field("NPU_SET_WEIGHT_REGION", "region")
         names = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")[:1 if weight_format == "FWD" else arch.cores]
         weights = tuple(AddressRange(wr, state.address(f"NPU_SET_{n}_BASE"), state.address(f"NPU_SET_{n}_LENGTH"))
                         for n in names)
+    scale_mode = I.OFM_SCALE_MODE[state.field("NPU_SET_OFM_PRECISION", "scale_mode")]
+    if (kind in ("CONV", "DEPTHWISE") and not dynamic) or (kind == "POOL" and scale_mode == "PER_CHANNEL"):
+        # a pool in PER_CHANNEL mode (Regor: a pool with scales, e.g. a per-channel rescale of a 32-bit tensor)
+        # takes bias and scale per channel from the scale stream as a convolution does
         scales = (AddressRange(state.field("NPU_SET_SCALE_REGION", "region"), state.address("NPU_SET_SCALE_BASE"),
                                state.address("NPU_SET_SCALE_LENGTH")),)
 
@@ -307,9 +340,9 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
                    state.m1("NPU_SET_OFM_BLK_DEPTH_M1")),
         acc_format=acc_format, blockdep=state.field("NPU_SET_BLOCKDEP", "blockdep"),
         weights=weights, scales=scales,
-        ofm_scale_mode=I.OFM_SCALE_MODE[state.field("NPU_SET_OFM_PRECISION", "scale_mode")],
+        ofm_scale_mode=scale_mode,
         ofm_round_mode=ofm_round, ifm_scale_mode=ifm_scale_mode, ifm_round_mode=ifm_round,
         ofm_scale=ofm_scale, opa_scale=opa_scale, ifm2_scale=ifm2_scale, ifm2_round_mode=ifm2_round,
-        ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast,
+        ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast, resize=resize,
         ofm_ublock=_ublock(state, arch), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
         u85=True)

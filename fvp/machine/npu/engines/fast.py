@@ -523,7 +523,7 @@ def pool_value(ifm, op):
             s = win.copy() if s is None else np.add(s, win, out=s)
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
-    if mode == "SUM":
+    if mode in ("SUM", "NONE"):  # U85; NONE (the accumulator loaded from a 1x1 window) is the value itself
         return s, None
     if ref.hw_average(op):
         M = ref.valid_mask(op)[:, :, None]
@@ -817,6 +817,9 @@ def _fused_depthwise(op, ifm, weights, bias_scale, lut):
 def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -> np.ndarray:
     """Same contract as :func:`reference.run_kernel_op`."""
     kind = op.kind
+    if kind == "CONV" and ifm2 is not None:  # U85 weights from IFM2: the reference's einsum, this output stage
+        return output_stage(ref.dynamic_conv_acc(ifm, ifm2, op), op.ofm_scale.multiplier, op.ofm_scale.shift, op,
+                            lut)
     if kind in ("CONV", "DEPTHWISE"):
         if not _numpy_path(op.ofm.height * op.ofm.width * weights.shape[0], count=False):
             out = (_fused_conv if kind == "CONV" else _fused_depthwise)(op, ifm, weights, bias_scale, lut)
@@ -833,10 +836,14 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
             q = _avg_div_np(value, cnt) if _small(value) else _avg_div_call(value, cnt)
             m, s = ref.ofm_scales(op)
             return output_stage(q, m, s, op, lut)
-        m, s = ref.ofm_scales(op)
+        if bias_scale is not None:  # a U85 pool with a scale stream: bias and scale per channel
+            value = value + np.asarray(bias_scale[0], np.int64)
+        m, s = ref.ofm_scales(op, bias_scale)
         return output_stage(value, m, s, op, lut)
     if kind == "ELEMENTWISE":
         value = elementwise_value(ifm, ifm2, op)
         m, s = ref.ofm_scales(op)
         return output_stage(value, m, s, op, lut)
+    if kind == "RESIZE":  # the reference's vectorised gather; the output stage is this engine's
+        return output_stage(ref.resize_value(ifm, op), op.ofm_scale.multiplier, op.ofm_scale.shift, op, lut)
     raise ValueError(f"not a kernel operation: {kind}")

@@ -240,6 +240,14 @@ def depthwise_acc(ifm, weights, bias, op) -> np.ndarray:
     return acc + np.asarray(bias, np.int64)
 
 
+def dynamic_conv_acc(ifm, ifm2, op) -> np.ndarray:
+    """Ethos-U85 1x1 CONV with weights from IFM2 (a matrix product): ``acc[y, x, n] = sum_k (IFM[y, x, k] -
+    zp) * (IFM2[y, n, k] - zp2)``, int64 (exact for 8/16-bit operands)."""
+    a = ifm.astype(np.int64) - op.ifm.zero_point
+    b = ifm2.astype(np.int64) - op.ifm2.zero_point
+    return np.einsum("yxk,ynk->yxn", a, b)
+
+
 NEG = -(1 << 62)
 
 
@@ -260,7 +268,7 @@ def pool_value(ifm, op):
         s = win.copy() if s is None else s + win
     if mode == "REDUCE_SUM":
         return s.sum(axis=2, keepdims=True), None
-    if mode == "SUM":
+    if mode in ("SUM", "NONE"):  # U85; NONE (the accumulator loaded from a 1x1 window) is the value itself
         return s, None
     if hw_average(op):  # the hardware divides by the number of valid (non-padding) elements
         M = valid_mask(op)[:, :, None]
@@ -395,7 +403,7 @@ def per_operand_scaled(a, b, op):
 def ofm_scales(op, bias_scale=None):
     """(multiplier, shift) of the output stage: per channel from the scale stream for CONV/DEPTHWISE in
     PER_CHANNEL mode, OFM_SCALE in GLOBAL mode, identity otherwise (and M = 1 for 32-bit elementwise)."""
-    if op.kind in ("CONV", "DEPTHWISE") and op.ofm_scale_mode == "PER_CHANNEL":
+    if op.ofm_scale_mode == "PER_CHANNEL" and (op.kind in ("CONV", "DEPTHWISE") or bias_scale is not None):
         _, scale, shift = bias_scale
         return np.asarray(scale, np.int64), np.asarray(shift, np.int64)
     if op.ofm_scale_mode == "GLOBAL":
@@ -408,6 +416,47 @@ def ofm_scales(op, bias_scale=None):
     return 1, 0
 
 
+#: the Ethos-U85 RESIZE accumulator's fraction bits: Regor programs OFM_SCALE with shift 16 + the rescale's
+#: shift and multiplier 1 ("scaling is shift only and + 16")
+RESIZE_FRACTION_BITS = 16
+
+
+def _resize_axis(out_len: int, n: int, d: int, offset: int, in_len: int, mode: str):
+    """Per output coordinate: (lower index, upper index, weight of the upper one in units of 1/n)."""
+    pos = np.arange(out_len, dtype=np.int64) * d + offset
+    i0 = np.floor_divide(pos, n)
+    frac = pos - i0 * n
+    if mode == "NEAREST":
+        i0 = i0 + (frac >= n // 2)
+        frac = np.zeros_like(frac)
+    elif mode == "REPLICATE":
+        frac = np.zeros_like(frac)
+    hi = np.clip(i0 + 1, 0, in_len - 1)
+    return np.clip(i0, 0, in_len - 1), hi, frac
+
+
+def resize_value(ifm, op) -> np.ndarray:
+    """Ethos-U85 RESIZE before the output stage: TOSA RESIZE's integer arithmetic on ``x - IFM_ZERO_POINT``
+    (BILINEAR: the four neighbours weighted by ``(n - f)`` and ``f`` per axis, in units of ``y_n * x_n``;
+    NEAREST: the nearer sample, rounding half up; REPLICATE: the lower sample; indices clamped to the IFM),
+    scaled by ``2**RESIZE_FRACTION_BITS``: Regor's OFM_SCALE shift is 16 plus the TOSA rescale's (which divides
+    BILINEAR's ``y_n * x_n`` out). [inferred from Regor's U85 register generator; BILINEAR and NEAREST agree
+    with the TOSA reference model on the upsample fixtures, REPLICATE is not exercised by them]"""
+    r = op.resize
+    x = ifm.astype(np.int64) - op.ifm.zero_point
+    ih, iw = x.shape[0], x.shape[1]
+    y0, y1, fy = _resize_axis(op.ofm.height, r.y_n, r.y_d, r.y_offset, ih, r.mode)
+    x0, x1, fx = _resize_axis(op.ofm.width, r.x_n, r.x_d, r.x_offset, iw, r.mode)
+    if r.mode == "BILINEAR":
+        wy1, wy0 = fy[:, None, None], (r.y_n - fy)[:, None, None]
+        wx1, wx0 = fx[None, :, None], (r.x_n - fx)[None, :, None]
+        top = x[y0][:, x0] * wx0 + x[y0][:, x1] * wx1
+        bottom = x[y1][:, x0] * wx0 + x[y1][:, x1] * wx1
+        acc = top * wy0 + bottom * wy1
+        return acc << RESIZE_FRACTION_BITS
+    return x[y0][:, x0] << RESIZE_FRACTION_BITS
+
+
 def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -> np.ndarray:
     """Compute the OFM of a CONV/DEPTHWISE/POOL/ELEMENTWISE operation as an int64 ``(H, W, C)`` array.
 
@@ -416,6 +465,8 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
     at the activation's table slot.
     """
     kind = op.kind
+    if kind == "CONV" and ifm2 is not None:
+        return output_stage(dynamic_conv_acc(ifm, ifm2, op), op.ofm_scale.multiplier, op.ofm_scale.shift, op, lut)
     if kind in ("CONV", "DEPTHWISE"):
         bias = bias_scale[0]
         value = (conv_acc if kind == "CONV" else depthwise_acc)(ifm, weights, bias, op)
@@ -428,11 +479,15 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
             q = np.frompyfunc(lambda x, n: avg_divide(int(x), int(n)), 2, 1)(v, cnt)
             m, s = ofm_scales(op)  # GLOBAL: OFM_SCALE after the division (Regor writes (1, 0)); else (1, 0)
             return output_stage(q, m, s, op, lut)
-        m, s = ofm_scales(op)
+        if bias_scale is not None:  # a U85 pool with a scale stream: bias and scale per channel
+            value = value + np.asarray(bias_scale[0], np.int64)
+        m, s = ofm_scales(op, bias_scale)
         return output_stage(value, m, s, op, lut)
     if kind == "ELEMENTWISE":
         value = elementwise_value(ifm, ifm2, op)
         m, s = ofm_scales(op)
         return output_stage(value, m, s, op, lut)
+    if kind == "RESIZE":
+        return output_stage(resize_value(ifm, op), op.ofm_scale.multiplier, op.ofm_scale.shift, op, lut)
     raise ValueError(f"not a kernel operation: {kind}")
 
