@@ -23,7 +23,8 @@ _NAME_WIDTH = 26
 
 
 def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: bool = False) -> str:
-    """A short human-readable rendering of a command's fields."""
+    """A short human-readable rendering of a command's fields (``is_u65``: addresses have 40 bits, as on the
+    U65 and U85)."""
     if cdef.kind == "op":
         if not cdef.fields:
             return ""
@@ -31,10 +32,13 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: boo
             return cdef.fields[0].text(value)
         return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields)
     if cdef.has_payload:
-        if cdef.name in ("NPU_SET_OFM_SCALE", "NPU_SET_OPA_SCALE"):
+        if cdef.name in ("NPU_SET_OFM_SCALE", "NPU_SET_OPA_SCALE") and len(cdef.param_fields) == 1:  # U55/U65
             return f"scale={value} shift={param & 0x3F}"
         if cdef.name == "NPU_SET_OPB_SCALE":
             return f"scale={value & 0xFFFF}"
+        if not cdef.address and cdef.param_fields:  # U85 scale registers: payload and param fields
+            return " ".join([f"{f.name}={f.text(value)}" for f in cdef.fields] +
+                            [f"{f.name}={f.text(param)}" for f in cdef.param_fields])
         if cdef.address:
             v = value
             bits = 32
@@ -53,7 +57,7 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: boo
 
 
 def _fields_text(cmd, is_u65: bool) -> str:
-    cdef = R.COMMANDS[cmd.code]
+    cdef = cmd.definition
     if cmd.payload is None:
         if cdef.kind == "reg" and any(k in cdef.name for k in _SIGNED16):
             v = cmd.param
@@ -79,7 +83,7 @@ def disassemble(words, arch) -> list[str]:
             i += 1
             continue
         raw = f"{cmd.words[0]:08x}" + (f" {cmd.payload:08x}" if cmd.payload is not None else " " * 9)
-        text = _fields_text(cmd, arch.is_u65)
+        text = _fields_text(cmd, arch.address_bits == 40)
         lines.append(f"0x{off:04x}  {raw}  {cmd.name:<{_NAME_WIDTH}}{text}".rstrip())
         i += cmd.length
     return lines
@@ -92,6 +96,12 @@ def _fm_text(fm, label: str) -> str:
     if fm.height0 < fm.height or fm.width0 < fm.width:
         tiles = f" tiles(h0={fm.height0},h1={fm.height1},w0={fm.width0})"
     up = f" upscale={fm.upscale}" if fm.upscale != "NONE" else ""
+    if fm.storage == "CHAINED":  # U85: a chaining buffer, not memory
+        return f"{label} {fm.height}x{fm.width}x{fm.depth} {fm.dtype} chained(cb{fm.region}) zp={fm.zero_point}"
+    if fm.transpose != "HWC":
+        up += f" transpose={fm.transpose}"
+    if fm.reverse != "NONE":
+        up += f" reverse={fm.reverse}"
     e = fm.bits // 8
     if fm.format == "NHCWB16":
         default = (fm.stride_y == fm.width * -(-fm.depth // 16) * 16 * e and fm.stride_c == 16 * fm.width * e)
@@ -122,9 +132,14 @@ def describe_operation(op) -> str:
     if op.kind == "PMU_MASK":
         return f"{head}enable={op.count}"
     parts = [_fm_text(op.ifm, "ifm")]
+    if op.ifm_scalar is not None:  # U85
+        parts[0] = f"ifm scalar={op.ifm_scalar} zp={op.ifm.zero_point}"
     if op.ifm2 is not None:
         b = op.broadcast
-        bc = "".join(c for c, f in (("h", b.h), ("w", b.w), ("c", b.c)) if f)
+        bc = "".join(c for c, f in (("h", b.h), ("w", b.w), ("c", b.c)) if f) if b is not None else ""
+        if op.kind == "CONV":
+            bc = ""
+            parts.append("weights from ifm2")
         parts.append(_fm_text(op.ifm2, "ifm2") + (f" broadcast={bc}" if bc else ""))
     elif op.broadcast is not None and op.broadcast.scalar and not op.is_unary:
         parts.append(f"ifm2 scalar={op.broadcast.scalar_value} zp={op.broadcast.scalar_zero_point}")
@@ -141,14 +156,22 @@ def describe_operation(op) -> str:
         if op.kind == "CONV" and k.part_kernel_first:
             kt += " part-kernel"
         parts.append(kt)
+    if op.resize is not None:
+        r = op.resize
+        parts.append(f"resize {r.mode} y {r.y_d}/{r.y_n}{r.y_offset:+d} x {r.x_d}/{r.x_n}{r.x_offset:+d}")
     rnd = R.ROUND_MODE.get(op.ofm_round_mode, "?")
-    if op.kind in ("CONV", "DEPTHWISE"):
+    if op.kind in ("CONV", "DEPTHWISE") and op.weights:
         w = op.weights[0]
-        parts.append(f"weights r{w.region}@0x{w.address:x}+{w.length} scales r{op.scales[0].region}"
+        more = f" (+{len(op.weights) - 1} streams)" if len(op.weights) > 1 else ""
+        fmt = f" {op.weight_format}{' sparse' if op.sparse_weights else ''}" if op.u85 else ""
+        parts.append(f"weights r{w.region}@0x{w.address:x}+{w.length}{more}{fmt} scales r{op.scales[0].region}"
                      f"@0x{op.scales[0].address:x}+{op.scales[0].length} {op.ofm_scale_mode} {rnd}")
     elif op.ofm_scale_mode == "GLOBAL":
         parts.append(f"scale {op.ofm_scale.multiplier}>>{op.ofm_scale.shift} {rnd}")
-    if op.kind == "ELEMENTWISE" and op.sub_op in ("ADD", "SUB"):
+    if op.kind == "ELEMENTWISE" and op.ifm2_scale is not None:  # U85: each operand's own scale
+        a, b = op.opa_scale, op.ifm2_scale
+        parts.append(f"ifm {a.multiplier}>>{a.shift} ifm2 {b.multiplier}>>{b.shift}")
+    elif op.kind == "ELEMENTWISE" and op.sub_op in ("ADD", "SUB"):
         mode = R.IFM_SCALE_MODE.get(op.ifm_scale_mode, "?")
         if op.ifm_scale_mode == 0:
             parts.append(f"{mode} opa={op.opa_scale.multiplier & 0xFFFF} opb={op.opb_scale}")
