@@ -152,16 +152,18 @@ class StreamChecker:
         ranges = []
         i = op.ifm
         if op.kind == "ELEMENTWISE":
-            areas = [(i, "IFM", i.height, i.width, i.depth)]
+            areas = [] if op.ifm_scalar is not None else [(i, "IFM", i.height, i.width, i.depth)]
             if op.ifm2 is not None and not (op.broadcast is not None and op.broadcast.scalar):
                 f2 = op.ifm2
                 areas.append((f2, "IFM2", f2.height, f2.width, f2.depth))
         else:
             areas = [(i, "IFM", i.source_height, i.source_width, i.depth)]
+            if op.ifm2 is not None:  # U85 convolution with weights from IFM2
+                areas.append((op.ifm2, "IFM2", op.ifm2.height, op.ifm2.width, op.ifm2.depth))
         o = op.ofm
-        areas.append((o, "OFM", o.height, o.width, o.depth))
+        areas.append((o, "OFM", *o.stored_shape))
         for fm, tensor, h, w, d in areas:
-            if h <= 0 or w <= 0 or d <= 0:
+            if h <= 0 or w <= 0 or d <= 0 or fm.storage == "CHAINED":  # a U85 chaining buffer is not memory
                 continue
             bad = self._tiles(ctx, op, fm, tensor, h, w, d)
             ranges += [(s, lo, hi, t, tensor) for s, lo, hi, t in self._fm_ranges(ctx, fm, h, w, d) if t not in bad]
