@@ -210,14 +210,21 @@ def _weights_and_scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     traversal = ("depthwise" if op.kind == "DEPTHWISE" else
                  "part_kernel_first" if k.part_kernel_first else "depth_first")
     ub = op.ofm_ublock
-    W = decode_weights_u85(
-        streams, ofm_depth=op.ofm.depth, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
+    params = dict(
+        ofm_depth=op.ofm.depth, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
         dilation_y=k.dilation_y, dilation_x=k.dilation_x, stride_y=k.stride_y, stride_x=k.stride_x,
         ofm_block_depth=op.ofm_block[2],
         ifm_block_depth=ifm_block_depth_u85(traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs,
                                             ofm_ublock_depth=ub[2], sparse=op.sparse_weights),
-        ofm_ublock=ub, traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs, cores=ctx.arch.cores,
+        ofm_ublock=tuple(ub), traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs, cores=ctx.arch.cores,
         weight_format=op.weight_format, sparse=op.sparse_weights)
+    cache = ctx.weight_cache
+    if cache is None:
+        from .weights import WeightCache
+        cache = ctx.weight_cache = WeightCache()
+    raw = [bytes(s) for s in streams]
+    key = b"u85" + b"".join(len(r).to_bytes(4, "little") + r for r in raw)
+    W = cache.get_decoded(key, tuple(sorted(params.items())), lambda: decode_weights_u85(raw, **params))
     return W, _scales_u85(ctx, rec, op)
 
 

@@ -260,9 +260,10 @@ _UNPACK_REQUIRED = ("ofm_depth", "ifm_depth", "kernel_h", "kernel_w", "ofm_block
 def disk_cache(**kwargs):
     """The on-disk cache of decoded weights (:mod:`fvp.machine.npu.diskcache`), versioned by the source of the
     decoder and of the weight ordering."""
-    from . import diskcache, mlw
+    from . import diskcache, mlw, weights_u85
 
-    return diskcache.DiskCache("weights", diskcache.source_hash(mlw.__file__, __file__), **kwargs)
+    return diskcache.DiskCache("weights", diskcache.source_hash(mlw.__file__, __file__, weights_u85.__file__),
+                               **kwargs)
 
 
 def _to_disk(w: np.ndarray) -> bytes:
@@ -316,7 +317,17 @@ class WeightCache:
             stream = _as_uint8(stream_bytes).tobytes()
         else:
             stream = bytes(stream_bytes)
-        key = (stream, tuple(sorted((k, int(v)) for k, v in params.items())))
+
+        def decode():
+            need = weight_stream_length(**params)
+            return unpack_weights(decode_mlw(stream, max_values=need), **params)
+
+        return self.get_decoded(stream, tuple(sorted((k, int(v)) for k, v in params.items())), decode)
+
+    def get_decoded(self, stream: bytes, params: tuple, decode) -> np.ndarray:
+        """The cached ``W`` for ``(stream, params)``, or ``decode()``'s result stored under that key (also used
+        for the Ethos-U85's streams, whose decoder is ``weights_u85``)."""
+        key = (stream, params)
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
@@ -333,8 +344,7 @@ class WeightCache:
                 if w is not None:
                     self.disk_hits += 1
         if w is None:
-            need = weight_stream_length(**params)
-            w = unpack_weights(decode_mlw(stream, max_values=need), **params)
+            w = decode()
             if disk_key is not None:
                 self.disk.put(disk_key, _to_disk(w))
         w.flags.writeable = False
