@@ -323,6 +323,9 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     if kind in ("CONV", "DEPTHWISE") and not dynamic:
         weight_format = I.WEIGHT_FORMAT.get(state.field("NPU_SET_WEIGHT_FORMAT", "weight_format"), "RESERVED")
         sparse = bool(state.field("NPU_SET_WEIGHT_FORMAT", "weight_sparsity"))
+        if kind == "DEPTHWISE" and (sparse or weight_format != "SWD"):
+            raise _unsupported(f"depthwise convolution with {'2:4 sparse' if sparse else weight_format} weights "
+                               f"(Vela encodes depthwise weights in the standard format only)", off)
         wr = state.field("NPU_SET_WEIGHT_REGION", "region")
         names = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")[:1 if weight_format == "FWD" else arch.cores]
         weights = tuple(AddressRange(wr, state.address(f"NPU_SET_{n}_BASE"), state.address(f"NPU_SET_{n}_LENGTH"))
