@@ -57,11 +57,21 @@ def find_board(name_or_path: str | os.PathLike | None) -> Path:
                           f"(or give a path to a .yaml file)"])
 
 
+# the Corstone each NPU family comes on: the Ethos-U55/U65 on the Corstone-300, the Ethos-U85 on the Corstone-320
+# (ExecuTorch's run_fvp.sh picks FVP_Corstone_SSE-300_Ethos-U55/U65 or FVP_Corstone_SSE-320 the same way)
+TARGET_PLATFORMS = {"ethos-u55": "corstone-300", "ethos-u65": "corstone-300", "ethos-u85": "corstone-320"}
+
+
 def board_for_target(target: str) -> str:
-    """The default board for an NPU target name (``ethos-u55-256`` -> ``corstone-300-ethos-u55-256``)."""
-    name = f"corstone-300-{target}"
-    if not (CONFIG_DIR / f"{name}.yaml").is_file():
-        targets = sorted(b[len("corstone-300-"):] for b in available_boards() if b.startswith("corstone-300-ethos"))
+    """The default board for an NPU target name (``ethos-u55-256`` -> ``corstone-300-ethos-u55-256``,
+    ``ethos-u85-256`` -> ``corstone-320-ethos-u85-256``)."""
+    family = str(target).rsplit("-", 1)[0]
+    platform = TARGET_PLATFORMS.get(family)
+    name = f"{platform}-{target}"
+    if platform is None or not (CONFIG_DIR / f"{name}.yaml").is_file():
+        prefixes = tuple(f"{p}-{f}" for f, p in TARGET_PLATFORMS.items())
+        targets = sorted((b.split("-", 2)[2] for b in available_boards() if b.startswith(prefixes)),
+                         key=lambda t: (t.rsplit("-", 1)[0], int(t.rsplit("-", 1)[1])))
         raise ConfigProblems([f"--target: unknown target {target!r}; allowed: {', '.join(targets)}"])
     return name
 

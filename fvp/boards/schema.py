@@ -346,6 +346,8 @@ MEMORY_TIMING = Section({
     "write_latency": Key(CYCLES, "cycles", 0.0),
     "max_reads": Key(uint(1_000_000), "outstanding reads (0: no limit)", 0),
     "max_writes": Key(uint(1_000_000), "outstanding writes (0: no limit)", 0),
+    # Vela's <Mem>_ports_used (Ethos-U85 system configs): AXI ports of this memory type the NPU uses at once
+    "ports_used": Key(uint(4, lo=1, what="a port count"), "AXI ports used (Ethos-U85 configs)", 1),
     "description": _DESCRIPTION,
 }, "one memory type's timing (Vela's `[Memory.*]`)")
 
@@ -450,6 +452,8 @@ BOARD = Section({
     "description": Key(STR, "what this is", ""),
     "source": _SOURCE,
     "fvp_name": Key(STR, "the `--stat` header", "FVP_MPS3_Corstone_SSE_300"),
+    "platform": Key(enum("corstone-300", "corstone-320"), "the Corstone FVP it stands for: which FVP parameter names "
+                    "it takes (`ethosu.*`, `mps3_board.*`, `cpu0.*` / `mps4_board.*`)", "corstone-300"),
 }, "the board", extra=("files", "memory", "devices", "cpu", "npu", "firmware", "simulation", "raw", "provenance"))
 
 SCHEMA: dict[str, Any] = {
