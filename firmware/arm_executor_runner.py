@@ -1,10 +1,12 @@
 """A Python counterpart of ExecuTorch's ``examples/arm/executor_runner/arm_executor_runner.cpp``.
 
 It runs the ``.pte``/``.bpte`` image the platform placed in memory (the FVP's ``network_model_sec``) the way
-the real runner does on a Corstone-300: set up the method allocator pool and the planned buffers, load the
-method (the EthosUBackend parses each Vela blob), prepare the inputs (all ones, files given with ``-i``, or
-the bundled test inputs), run the inferences with the perf monitor, print the outputs, verify bundled
-outputs, print the memory statistics and end with ``Program complete, exiting.`` and the EOT byte.
+the real runner does on a Corstone-300 or, built for an Ethos-U85, on a Corstone-320 (the same steps and log
+lines; the driver and the perf monitor's counters are the U85's): set up the method allocator pool and the
+planned buffers, load the method (the EthosUBackend parses each Vela blob), prepare the inputs (all ones,
+files given with ``-i``, or the bundled test inputs), run the inferences with the perf monitor, print the
+outputs, verify bundled outputs, print the memory statistics and end with ``Program complete, exiting.`` and
+the EOT byte.
 
 The memory allocator is a separate piece chosen by name (``firmware.allocator``), and everything that differs
 between runtime versions (struct sizes, accounting, log strings, step order) comes from the runtime profile
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .drivers.ethosu import EthosUDriver
+from .drivers.ethosu import driver_for
 from .drivers.uart import Uart
 from .executorch import log
 from .executorch.bundled import VALUE_KINDS, is_bundled, load_bundled
@@ -31,7 +33,7 @@ from .executorch.ethosu_backend import EthosUBackend
 from .executorch.kernels import REGISTRY
 from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
 from .executorch.method import Method, RtTensor
-from .executorch.perf_monitor import PerfMonitor
+from .executorch.perf_monitor import PerfMonitor, npu_family
 from .executorch.profiles import DEFAULT_PROFILE, PROFILES, TUTORIAL_PROFILE, get_profile
 from .executorch.program import SCALAR_TYPES, load_program
 from .hal import BootInfo
@@ -134,13 +136,17 @@ class Runner:
         self.atol = float(opts.get("atol", 0.01))
         self.rtol = float(opts.get("rtol", 0.01))
         npu = boot.npu
-        self.perf = PerfMonitor(bus, npu.base if npu else None, boot.system_base, self.profile)
+        # the runner is built for the board's NPU (run.sh: -DETHOSU_TARGET_NPU_CONFIG=<target>): it selects the
+        # driver (ETHOSU55/65 or ETHOSU85 with ETHOSU_MACS) and the perf monitor's PMU events
+        variant = npu.variant if npu else None
+        self.perf = PerfMonitor(bus, npu.base if npu else None, boot.system_base, self.profile, npu_family(variant))
         self.driver = None
         fast = boot.pools.get("fast_scratch")
         self.fast_scratch = (fast.address, fast.size) if fast is not None and fast.size else None
         if npu is not None:
-            self.driver = EthosUDriver(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
-                                       fast_memory=self.fast_scratch, console=self.console, hooks=self.perf)
+            driver_cls, build = driver_for(variant)
+            self.driver = driver_cls(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
+                                     fast_memory=self.fast_scratch, console=self.console, hooks=self.perf, **build)
         self.backends = {"EthosUBackend": EthosUBackend(self.driver, self.perf, self.fast_scratch)} if npu else {}
         self.write_failures: list[str] = []  # output files that could not be written (the run fails at its end)
 

@@ -1,4 +1,4 @@
-"""Arm Ethos-U55/U65 driver (the ``ethos-u-core-driver`` flow), talking to the NPU through its registers.
+"""Arm Ethos-U driver (the ``ethos-u-core-driver`` flow), talking to the NPU through its registers.
 
 Init: soft reset through RESET (secure, privileged), wait for STATUS.reset_status to clear, check PROT, then
 the AXI setup of the selected memory mode (QCONFIG, REGIONCFG, AXI_LIMIT0..3). ``invoke_v3`` walks the Vela
@@ -7,6 +7,16 @@ NPU's CONFIG/ID registers, with the driver's ``NPU config mismatch`` messages), 
 (QBASE/QSIZE, BASEP0..n, CMD.transition_to_running_state, WFI until IRQ, CMD.clear_irq, STATUS check).
 Errors print the driver's ``E: <message> (<file>:<line>)`` lines on stderr (the UART). The inference
 begin/end hooks (``ethosu_inference_begin``/``_end``) are where the perf monitor programs and reads the PMU.
+
+The driver is built for one NPU (the runner's ``ETHOSU_TARGET_NPU_CONFIG``; :func:`driver_for` picks the class
+from the variant name): :class:`EthosUDriver` is ``ethosu_device_u55_u65.c``, :class:`EthosU85Driver`
+``ethosu_device_u85.c`` with ``ethosu_config_u85.h``'s defaults. The Ethos-U85's differences: init refuses an
+NPU whose CONFIG.product is not the U85's; the AXI setup is MEM_ATTR0..3 (0/1 the SRAM port, 2/3 the EXT
+port), AXI_SRAM and AXI_EXT (outstanding transactions, 256-byte bursts; the EXT read limit is 32 below 512
+MACs, 64 from 512) and POWER_CTRL (no MAC power ramping); QCONFIG and REGIONCFG (MEM_ATTR indices) are written
+with each command stream; the optimizer-config check compares product, MACs, AXI ports, command-stream version
+and custom DMA (``NPU config mismatch. npu.x=.., optimizer.x=..``); a fault is bus, parse, branch or ECC.
+Simplified: the driver's LOG_INFO/LOG_DEBUG lines (off at the default log level) are not printed.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import sys
 
 from hwdesc.ethosu import MMIO as R  # the NPU's registers (the driver's ethosu55_interface.h)
 from hwdesc import ethosu as E  # the driver payload (COP1)
+from hwdesc.ethosu85 import MMIO as R85  # the Ethos-U85's registers (ethosu85_interface.h)
 
 ID, STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE, PROT, CONFIG, REGIONCFG = (R[n].offset for n in (
     "ID", "STATUS", "CMD", "RESET", "QBASE", "QBASE_HI", "QREAD", "QCONFIG", "QSIZE", "PROT", "CONFIG", "REGIONCFG"))
@@ -219,3 +230,124 @@ class EthosUDriver:
             self.log_err(f"NPU did not reach the end of the command stream: status=0x{status:08x}")
             return False
         return True
+
+
+# ================================================================================ Ethos-U85
+ETHOSU_PRODUCT_U85 = 2  # CONFIG.product
+# ethosu_config_u85.h defaults: MEM_ATTR0/1 the SRAM AXI port, MEM_ATTR2/3 the EXT port (non-sharable, device
+# non-bufferable); AXI limits at the maximum the hardware allows; no MAC power ramping
+U85_MEM_ATTR = tuple(R85.MEM_ATTR.pack(axi_port=port) for port in (0, 0, 1, 1))
+U85_AXI_SRAM_READS, U85_AXI_SRAM_WRITES = 12, 16
+U85_AXI_EXT_WRITES = 32
+U85_AXI_MAX_BEATS = 2  # 256-byte bursts
+U85_MAC_PWR_RAMP_CYCLES = 0
+
+
+def u85_axi_ext_reads(macs: int) -> int:
+    """ethosu_config_u85.h: outstanding EXT reads, 32 below 512 MACs (ETHOSU_MACS), 64 from 512."""
+    return 32 if macs < 512 else 64
+
+
+class EthosU85Driver(EthosUDriver):
+    """The core driver built for an Ethos-U85 with ``macs`` MACs (``ethosu_device_u85.c``)."""
+
+    def __init__(self, bus, base: int, *, macs: int, **kw):
+        super().__init__(bus, base, **kw)
+        self.macs = macs
+
+    def init(self) -> bool:
+        self.bus.work("call")
+        if R85.CONFIG.get(self._rd(R85.CONFIG.offset), "product") != ETHOSU_PRODUCT_U85:
+            self.log_err("Failed to initialize device. Driver has not been compiled for this product")
+            return False
+        if not self.soft_reset():
+            return False
+        self.initialised = True
+        return True
+
+    def soft_reset(self) -> bool:
+        # RESET, STATUS.reset_status and PROT have the U55's offsets and fields: the shared sequence, then axi_init
+        if not super().soft_reset():
+            return False
+        self._wr(R85.POWER_CTRL.offset, R85.POWER_CTRL.pack(mac_step_cycles=U85_MAC_PWR_RAMP_CYCLES))
+        return True
+
+    def axi_init(self) -> None:
+        for i, attr in enumerate(U85_MEM_ATTR):
+            self._wr(R85.MEM_ATTR.at(i), attr)
+        self._wr(R85.AXI_SRAM.offset, R85.AXI_SRAM.pack(max_outstanding_read_m1=U85_AXI_SRAM_READS - 1,
+                                                        max_outstanding_write_m1=U85_AXI_SRAM_WRITES - 1,
+                                                        max_beats=U85_AXI_MAX_BEATS))
+        self._wr(R85.AXI_EXT.offset, R85.AXI_EXT.pack(max_outstanding_read_m1=u85_axi_ext_reads(self.macs) - 1,
+                                                      max_outstanding_write_m1=U85_AXI_EXT_WRITES - 1,
+                                                      max_beats=U85_AXI_MAX_BEATS))
+
+    def _handle_optimizer_config(self, cfg_in: int, id_in: int) -> bool:
+        hw_cfg = self._rd(R85.CONFIG.offset)
+        hw_id = self._rd(R85.ID.offset)
+        cfg, ident = R85.CONFIG.get, R85.ID.get
+        ok = True
+        if cfg_in != hw_cfg:
+            for name, shown in (("product", int), ("macs_per_cc", int), ("num_axi_ext", lambda v: 1 << v),
+                                ("num_axi_sram", lambda v: 1 << v), ("cmd_stream_version", int)):
+                if cfg(hw_cfg, name) != cfg(cfg_in, name):
+                    self.log_err(f"NPU config mismatch. npu.{name}={shown(cfg(hw_cfg, name))}, "
+                                 f"optimizer.{name}={shown(cfg(cfg_in, name))}")
+                    ok = False
+            if not cfg(hw_cfg, "custom_dma") and cfg(cfg_in, "custom_dma"):
+                self.log_err(f"NPU config mismatch. npu.custom_dma={cfg(hw_cfg, 'custom_dma')}, "
+                             f"optimizer.custom_dma={cfg(cfg_in, 'custom_dma')}")
+                ok = False
+
+        def arch(word):
+            return ident(word, "arch_major_rev"), ident(word, "arch_minor_rev"), ident(word, "arch_patch_rev")
+
+        hw_arch, opt_arch = arch(hw_id), arch(id_in)
+        if hw_arch[0] != opt_arch[0] or hw_arch[1] < opt_arch[1]:
+            self.log_err(f"NPU arch mismatch. npu.arch={'.'.join(map(str, hw_arch))}, "
+                         f"optimizer.arch={'.'.join(map(str, opt_arch))}")
+            ok = False
+        return ok
+
+    def _handle_command_stream(self, cms: int, size: int, base_addr: list) -> bool:
+        w = self._wr
+        w(R85.QBASE.offset, cms & 0xFFFFFFFF)
+        w(R85.QBASE_HI.offset, cms >> 32)
+        w(R85.QSIZE.offset, size)
+        w(R85.QCONFIG.offset, self.qconfig)  # ethosu_config_select(qbase, -1): NPU_QCONFIG
+        rcfg = 0
+        for i, a in enumerate(base_addr[:R85.BASEP.count]):
+            w(R85.BASEP.at(i), a & 0xFFFFFFFF)
+            w(R85.BASEP_HI.at(i), a >> 32)
+            rcfg |= R85.REGIONCFG.field(f"region{i}").put(self.regioncfg[i] if i < len(self.regioncfg) else 0)
+        w(R85.REGIONCFG.offset, rcfg)
+        cmd_off = R85.CMD.offset
+        keep = R85.CMD.mask("clock_q_enable", "power_q_enable")
+        w(cmd_off, (self._rd(cmd_off) & keep) | R85.CMD.mask("transition_to_running_state"))
+        status_off = R85.STATUS.offset
+        while True:  # wait_for_irq: WFI until the NPU's interrupt arrives
+            if self.bus.wait_for_interrupt() is not None and self._rd(status_off) & R85.STATUS.mask("irq_raised"):
+                break
+        w(cmd_off, (self._rd(cmd_off) & keep) | R85.CMD.mask("clear_irq"))  # ethosu_dev_handle_interrupt
+        status = self._rd(status_off)
+        self.last_status = status
+        faults = [n for n in ("bus_status", "cmd_parse_error", "branch_fault", "ecc_fault")
+                  if status & R85.STATUS.mask(n)]
+        if faults:
+            self.log_err(f"NPU fault: status=0x{status:08x} ({', '.join(faults)}), qread={self._rd(R85.QREAD.offset)}")
+            self.status_error = True
+            self.soft_reset()
+            return False
+        if not status & R85.STATUS.mask("cmd_end_reached"):
+            self.log_err(f"NPU did not reach the end of the command stream: status=0x{status:08x}")
+            return False
+        return True
+
+
+def driver_for(variant: str):
+    """The driver class a runner built for ``variant`` (``ETHOSU_TARGET_NPU_CONFIG``, e.g. ``ethos-u85-256``) has,
+    and the keyword arguments that build adds (the U85's MAC count, ETHOSU_MACS)."""
+    family, _, macs = str(variant).rpartition("-")
+    if family == "ethos-u85":
+        return EthosU85Driver, {"macs": int(macs)}
+    return EthosUDriver, {}

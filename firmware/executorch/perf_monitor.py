@@ -1,39 +1,48 @@
-"""The runner's perf monitor (``arm_perf_monitor.cpp``): Ethos-U PMU and Cortex-M55 cycle counting.
+"""The runner's perf monitor (``arm_perf_monitor.cpp``): Ethos-U PMU and Cortex-M cycle counting.
 
 At every Ethos-U inference begin (the driver hook) it enables the NPU PMU, sets the cycle counter to count
-from NPU_ACTIVE to NPU_IDLE, programs the four event counters (AXI0 read beats, AXI1 read beats, AXI0 write
-beats, NPU idle), enables and resets them; at the end it adds the counters to running totals and disables
-the PMU. CPU cycles come from the Cortex-M55 PMU cycle counter (CCNTR, enabled in ``et_pal_init``): the
+from NPU_ACTIVE to NPU_IDLE, programs the event counters, enables and resets them; at the end it adds the
+counters to running totals and disables the PMU. The events are the runtime profile's for the NPU family the
+runner is built for (``ETHOSU55``/``ETHOSU65``: AXI0 read beats, AXI1 read beats, AXI0 write beats, NPU idle;
+``ETHOSU85``: SRAM read and write beats, EXT read and write beats, NPU idle, and from late 2025 MAC active and
+WD active), in that family's PMU registers (the U85's PMU is at 0x1180, the U55's at 0x180). CPU cycles come
+from the Armv8.1-M PMU cycle counter (CCNTR, enabled in ``et_pal_init``; the Cortex-M85's is the M55's): the
 whole inference, the time inside ``EthosUBackend::execute`` and the time between inference begin and end.
 ``StopMeasurements`` prints the block with the selected profile's strings.
 """
 
 from __future__ import annotations
 
+from hwdesc import ethosu as U55, ethosu85 as U85
 from hwdesc.cortex_m55 import REGISTERS as M55
-from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV
 
 from . import log
 
-# Ethos-U PMU registers and the events the runner counts
-PMCR, PMCNTENSET, PMCCNTR_LO, PMCCNTR_HI, PMCCNTR_CFG = (NPU[n].offset for n in (
-    "PMCR", "PMCNTENSET", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
-PMEVCNTR, PMEVTYPER = NPU.PMEVCNTR, NPU.PMEVTYPER
-EVENTS_U55 = (EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI1_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_BEAT_WRITTEN, EV.NPU_IDLE)
+# the PMU register file and event numbers of each NPU family the runner can be built for
+_PMU = {"u55": (U55.MMIO, U55.PMU_EVENT), "u85": (U85.MMIO, U85.PMU_EVENT)}
 
 # Cortex-M55 (Armv8.1-M) PMU and DCB
 CPU_PMU_CCNTR, CPU_PMU_CNTENSET, CPU_PMU_CTRL, DCB_DEMCR = (M55[n].offset for n in (
     "PMU_CCNTR", "PMU_CNTENSET", "PMU_CTRL", "DEMCR"))
 
 
+def npu_family(variant: str | None) -> str:
+    """``u85`` for a runner built for an Ethos-U85 (ETHOSU85), else ``u55`` (ETHOSU55/ETHOSU65)."""
+    return "u85" if str(variant or "").startswith("ethos-u85") else "u55"
+
+
 class PerfMonitor:
-    def __init__(self, bus, npu_base: int | None, system_base: int | None, profile: dict):
+    def __init__(self, bus, npu_base: int | None, system_base: int | None, profile: dict, family: str = "u55"):
         self.bus = bus
         self.npu_base = npu_base
         self.sys = system_base
         self.profile = profile
+        self.regs, ev = _PMU[family]
+        self.event_names = profile["pmu_events"][family]
+        self.events = tuple(ev.value(n) for n in self.event_names)
+        self.npu_active, self.npu_idle = ev.NPU_ACTIVE, ev.NPU_IDLE
         self.pmu_cycles = 0
-        self.event_counts = [0, 0, 0, 0]
+        self.event_counts = [0] * len(self.events)
         self.delegations = 0
         self.npu_invocations = 0  # PR-era `ethosu_inference_count`, never reset
         self.backend_cycles = 0
@@ -59,7 +68,7 @@ class PerfMonitor:
         """``StartMeasurements``."""
         self.start_cycles = self.cpu_ccntr()
         self.pmu_cycles = 0
-        self.event_counts = [0, 0, 0, 0]
+        self.event_counts = [0] * len(self.events)
         self.delegations = 0
         self.backend_cycles = 0
         self.npu_wait_cycles = 0
@@ -74,14 +83,18 @@ class PerfMonitor:
         """``ethosu_inference_begin``: program and reset the NPU PMU."""
         b = self.npu_base
         if b is not None:
-            w = self.bus.write32
-            w(b + PMCR, self.bus.read32(b + PMCR) | NPU.PMCR.mask("cnt_en"))
-            w(b + PMCCNTR_CFG, NPU.PMCCNTR_CFG.pack(cycle_cnt_cfg_start=EV.NPU_ACTIVE, cycle_cnt_cfg_stop=EV.NPU_IDLE))
-            for i, ev in enumerate(EVENTS_U55):
-                w(b + PMEVTYPER.at(i), ev)
-            w(b + PMCNTENSET, NPU.PMCNTENSET.mask())  # the four event counters and the cycle counter
-            w(b + PMCR, self.bus.read32(b + PMCR) | NPU.PMCR.mask("cycle_cnt_rst"))
-            w(b + PMCR, self.bus.read32(b + PMCR) | NPU.PMCR.mask("event_cnt_rst"))
+            w, r, R = self.bus.write32, self.bus.read32, self.regs
+            pmcr = b + R.PMCR.offset
+            w(pmcr, r(pmcr) | R.PMCR.mask("cnt_en"))
+            w(b + R.PMCCNTR_CFG.offset, R.PMCCNTR_CFG.pack(cycle_cnt_cfg_start=self.npu_active,
+                                                           cycle_cnt_cfg_stop=self.npu_idle))
+            for i, ev in enumerate(self.events):
+                w(b + R.PMEVTYPER.at(i), ev)
+            # the counters in use (CNT1..CNTn in the driver's names) and the cycle counter
+            w(b + R.PMCNTENSET.offset, R.PMCNTENSET.mask(*(f"EVENT_CNT_{i}" for i in range(len(self.events))),
+                                                         "CYCLE_CNT"))
+            w(pmcr, r(pmcr) | R.PMCR.mask("cycle_cnt_rst"))
+            w(pmcr, r(pmcr) | R.PMCR.mask("event_cnt_rst"))
         self._begin_cpu = self.cpu_ccntr()
 
     def inference_end(self) -> None:
@@ -91,11 +104,12 @@ class PerfMonitor:
         self.npu_invocations += 1
         b = self.npu_base
         if b is not None:
-            r = self.bus.read32
-            self.pmu_cycles += r(b + PMCCNTR_LO) | (r(b + PMCCNTR_HI) << 32)
-            for i in range(4):
-                self.event_counts[i] += r(b + PMEVCNTR.at(i))
-            self.bus.write32(b + PMCR, r(b + PMCR) & ~NPU.PMCR.mask("cnt_en"))
+            r, R = self.bus.read32, self.regs
+            self.pmu_cycles += r(b + R.PMCCNTR.offset) | (r(b + R.PMCCNTR_HI.offset) << 32)
+            for i in range(len(self.events)):
+                self.event_counts[i] += r(b + R.PMEVCNTR.at(i))
+            pmcr = b + R.PMCR.offset
+            self.bus.write32(pmcr, r(pmcr) & ~R.PMCR.mask("cnt_en"))
 
     # ------------------------------------------------------------------ report
     def stop(self, num_inferences: int) -> None:
@@ -138,4 +152,4 @@ class PerfMonitor:
             info(f"ethosu_pmu_cycle_cntr : {self.pmu_cycles}")
             for i, c in enumerate(self.event_counts):
                 info(f"ethosu_pmu_cntr{i} : {c}")
-        info(msgs["pmu_events_u55"])
+        info("Ethos-U PMU Events:[" + ", ".join(f"ETHOSU_PMU_{n}" for n in self.event_names) + "]")

@@ -9,6 +9,8 @@ A profile gives (research/executorch.md sections 1-3 and 8):
 * switches for the allocation sequence (input-set list, boxed lists, where kernel ``TensorMeta`` comes from,
   the Ethos-U execution handle, how ``prepare_input_tensors`` allocates, alignments);
 * ``messages``: every log format string of the runner and perf monitor (Python ``str.format`` fields);
+* ``pmu_events``: the Ethos-U PMU events the perf monitor counts, per NPU family (``u55`` for the U55/U65,
+  ``u85``);
 * ``after_run``: the order of the runner's steps after the inferences (the PR-era runner printed memory
   statistics before the outputs, later runners after).
 
@@ -74,9 +76,7 @@ _COMMON_MESSAGES = {
     "missing_operator": "Missing operator: [{index}] {name}",
     "op_not_found": "Kernel not found for operator {name}",
     "backend_not_found": "Backend {name} is not registered.",
-    # perf monitor
-    "pmu_events_u55": ("Ethos-U PMU Events:[ETHOSU_PMU_AXI0_RD_DATA_BEAT_RECEIVED, ETHOSU_PMU_AXI1_RD_DATA_BEAT_RECEIVED, "
-                       "ETHOSU_PMU_AXI0_WR_DATA_BEAT_WRITTEN, ETHOSU_PMU_NPU_IDLE]"),
+    # perf monitor; its event list line is "Ethos-U PMU Events:[ETHOSU_PMU_<name>, ...]" of the profile's pmu_events
     "perf_note": "NOTE: CPU cycle values and ratio calculations require FPGA and identical CPU/NPU frequency",
     "cpu_ratio_unknown": "Inference CPU ratio: ?.?? %",
     "npu_ratio_unknown": "Inference NPU ratio: ?.?? %",
@@ -85,6 +85,13 @@ _COMMON_MESSAGES = {
     "pmu_report": "Ethos-U PMU report:",
     "profiler_report": "Profiler report, CPU cycles per operator:",
 }
+
+# the events the perf monitor counts (ethosu_pmuEventCounts[i] is PMEVTYPER i's event), per NPU family: U55/U65
+# (ETHOSU55 || ETHOSU65) four counters in every version; U85 five until e37062e0ac (2025-11-24), then seven
+_PMU_EVENTS_U55 = ("AXI0_RD_DATA_BEAT_RECEIVED", "AXI1_RD_DATA_BEAT_RECEIVED", "AXI0_WR_DATA_BEAT_WRITTEN", "NPU_IDLE")
+_PMU_EVENTS_U85_5 = ("SRAM_RD_DATA_BEAT_RECEIVED", "SRAM_WR_DATA_BEAT_WRITTEN", "EXT_RD_DATA_BEAT_RECEIVED",
+                     "EXT_WR_DATA_BEAT_WRITTEN", "NPU_IDLE")
+_PMU_EVENTS_U85_7 = _PMU_EVENTS_U85_5 + ("MAC_ACTIVE", "WD_ACTIVE")
 
 _SIZES_V11 = {
     # name: (size, alignment) on a 32-bit Cortex-M55 (arm-none-eabi-g++ 12.2), research/executorch.md 8.2
@@ -119,6 +126,7 @@ PROFILES = {
         "run_lines": {"starting": "Starting running {n} inferences...", "finished": "{n} inferences finished",
                       "model_run": "Model run: {ok}"},
         "perf": "head",
+        "pmu_events": {"u55": _PMU_EVENTS_U55, "u85": _PMU_EVENTS_U85_7},
         "messages": dict(
             _COMMON_MESSAGES, temp_size="temp_allocator:            {size}",
             planned_fast_pool="Setup planned FAST_MEMORY_REGION pool. Size: {size} bytes.",
@@ -148,6 +156,7 @@ PROFILES = {
         "after_run": ["model_executed", "mem_status", "outputs", "verify", "complete", "eot"],
         "run_lines": {"starting": "Starting the model execution...", "executed": "Model executed successfully."},
         "perf": "pr12353",
+        "pmu_events": {"u55": _PMU_EVENTS_U55, "u85": _PMU_EVENTS_U85_5},
         "messages": dict(_COMMON_MESSAGES,
                          peak_temp="peak_temp_allocator:       {peak} / {size} free: {free} ( used: {pct} % ) "),
     },
