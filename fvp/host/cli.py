@@ -28,7 +28,8 @@ def _add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> No
         p.add_argument("-c", "--config", dest="board", metavar="BOARD", default=None,
                        help="board: a name from `fvp boards` or a path to a YAML file (default: default)")
     p.add_argument("--target", metavar="NPU", default=None,
-                   help="shortcut for the default board of an NPU: ethos-u55-32/64/128/256, ethos-u65-256/512")
+                   help="shortcut for the default board of an NPU: ethos-u55-32/64/128/256, ethos-u65-256/512 "
+                        "(Corstone-300), ethos-u85-128/256/512/1024/2048 (Corstone-320)")
     p.add_argument("-C", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
                    help="override a board key (firmware.allocator=minimal, npu.variant=ethos-u55-256, "
                         "firmware.pools.method.size=1MiB) or pass an FVP parameter (ethosu.num_macs=256, "
@@ -92,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Write an ELF laid out like ExecuTorch's arm_executor_runner: the program in "
                                      "network_model_sec (symbol model_pte) and the runner's pools for the board the "
                                      "program resolves to (as fvp run resolves it), so FVP_Corstone_SSE-300_Ethos-U55 "
-                                     "-a FILE runs it. The ELF holds no Cortex-M55 code (Arm's FVP cannot run it).")
+                                     "(FVP_Corstone_SSE-320 for an Ethos-U85 program) -a FILE runs it. The ELF holds "
+                                     "no Cortex-M code (Arm's FVP cannot run it).")
     elf.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
     elf.add_argument("-o", "--output", required=True, metavar="FILE", help="the ELF to write")
     _add_board_options(elf)

@@ -1,7 +1,12 @@
-"""``FVP_Corstone_SSE-300_Ethos-U55`` / ``_Ethos-U65``: this simulator behind the FVP's own command line.
+"""``FVP_Corstone_SSE-300_Ethos-U55`` / ``_Ethos-U65`` / ``FVP_Corstone_SSE-320``: this simulator behind the
+FVP's own command line.
 
 Accepts the command lines ExecuTorch's ``run_fvp.sh`` and its pytest harness build, so existing scripts run
-unchanged with this package on ``PATH``:
+unchanged with this package on ``PATH``. The Corstone-300 binaries take the names below; ``FVP_Corstone_SSE-320``
+(Cortex-M85 + Ethos-U85, the ``corstone-320-*`` boards) takes the same parameters in the MPS4 spelling:
+``mps4_board.subsystem.ethosu.num_macs`` (128..2048, default 256), ``mps4_board.subsystem.ethosu.extra_args``,
+``mps4_board.uart0.*``, ``mps4_board.subsystem.cpu0.semihosting-*``, ``mps4_board.visualisation.*`` and
+``vis_hdlcd.*`` (fvp.boards.fvp_params); a name of the other FVP is a warning, as it is on that FVP:
 
 - ``-C name=value`` / ``--parameter``: FVP parameters (``ethosu.num_macs``, ``mps3_board.uart0.*``,
   ``ethosu.extra_args``, ``cpu0.CFG[ID]TCMSZ``; visualisation and telnet ones are accepted without effect) and
@@ -22,7 +27,8 @@ given, the board uses them, with the pools ExecuTorch's build sets for that mode
 a non-zero status always comes with one line on stderr saying why. A ``-C`` name the FVP would not know either
 is a warning on stderr and the run goes on, as on the FVP; this simulator's own board keys (a name under a
 board section such as ``npu.``) are checked, and a misspelled one is an error.
-``python -m fvp.host.dropin`` behaves as the U55 binary (``--flavour=u65`` for the U65 one).
+``python -m fvp.host.dropin`` behaves as the U55 binary (``--flavour=u65`` for the U65 one, ``--flavour=u85`` for
+``FVP_Corstone_SSE-320``).
 """
 
 from __future__ import annotations
@@ -36,14 +42,19 @@ import sys
 from .. import __version__
 from .cli_args import cycles, seconds
 from ..boards import ConfigProblems, load_board
+from ..boards.fvp_params import MPS4_SUBSYSTEM
 from .entry import guarded
 from . import session
 
 FLAVOURS = {
     "u55": {"binary": "FVP_Corstone_SSE-300_Ethos-U55", "board": "corstone-300-ethos-u55-128", "npu": "Ethos-U55",
-            "macs": "32, 64, 128, 256", "default_macs": 128},
+            "macs": "32, 64, 128, 256", "default_macs": 128, "platform": "Corstone-300"},
     "u65": {"binary": "FVP_Corstone_SSE-300_Ethos-U65", "board": "corstone-300-ethos-u65-512", "npu": "Ethos-U65",
-            "macs": "256, 512", "default_macs": 512},
+            "macs": "256, 512", "default_macs": 512, "platform": "Corstone-300"},
+    # the Corstone-320's NPU and CPU are under mps4_board.subsystem. (FVP default num_macs 256)
+    "u85": {"binary": "FVP_Corstone_SSE-320", "board": "corstone-320-ethos-u85-256", "npu": "Ethos-U85",
+            "macs": "128, 256, 512, 1024, 2048", "default_macs": 256, "platform": "Corstone-320",
+            "prefix": MPS4_SUBSYSTEM},
 }
 
 _PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d|TFL3")  # .pte, .bpte, .tflite (TFLite Micro image)
@@ -83,7 +94,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(binary: str) -> argparse.ArgumentParser:
     p = _Parser(prog=binary, allow_abbrev=False, add_help=True,
-                description=f"{binary} command line on the open fvp Corstone-300 simulator (not Arm's FVP).")
+                description=f"{binary} command line on the open fvp Corstone-300/320 simulator (not Arm's FVP).")
     p.add_argument("-C", "--parameter", dest="params", action="append", default=[], metavar="NAME=VALUE",
                    help="set a parameter (FVP name or board key)")
     p.add_argument("-f", "--config-file", dest="config_files", action="append", default=[], metavar="FILE",
@@ -210,16 +221,25 @@ def _failure_line(result) -> str:
     return f"{why.rstrip('.')} (exit status {result.exit_code})"
 
 
+def _spelled(fl: dict, name: str) -> str:
+    """A parameter or instance name of the Corstone-300 FVP as ``fl``'s FVP spells it (the Corstone-320: the CPU and
+    NPU under ``mps4_board.subsystem.``, the board's devices under ``mps4_board.``)."""
+    if "prefix" not in fl:
+        return name
+    name = re.sub(r"(?<![\w.])(ethosu|cpu0)\b", lambda m: fl["prefix"] + m.group(1), name)
+    return name.replace("mps3_board.", "mps4_board.")
+
+
 def _list_params(fl: dict) -> None:
     for name, typ, default, meaning in _PARAMS:
         default = default.format(macs=fl["default_macs"])
         meaning = meaning.format(npu=fl["npu"], allowed=fl["macs"])
-        print(f"{name:60s} # ({typ}) default = {default} : {meaning}")
+        print(f"{_spelled(fl, name):60s} # ({typ}) default = {default} : {meaning}")
 
 
 def _list_instances(fl: dict) -> None:
     for inst in ("cpu0", "ethosu", "mps3_board.uart0", "mps3_board.visualisation", "mps3_board.telnetterminal0"):
-        print(inst)
+        print(_spelled(fl, inst))
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -242,7 +262,7 @@ def main(argv=None, flavour: str = "u55") -> int:
 
 def _run(args, fl: dict, flavour: str, binary: str) -> int:
     if args.version:
-        print(f"fvp {__version__}: open Corstone-300 simulator with the {binary} command line "
+        print(f"fvp {__version__}: open {fl['platform']} simulator with the {binary} command line "
               f"(not Arm's Fast Model; https://developer.arm.com for the real FVP)")
         return 0
     if args.list_params:
@@ -258,29 +278,30 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     # parameters: config files first, then -C in order; semihosting ones are taken out here
     params = [p for f in args.config_files for p in _config_file_params(f)] + list(args.params)
     semi_cmdline, semi_cwd, board_params = None, None, []
+    cpu0 = fl.get("prefix", "") + "cpu0"  # the CPU's instance name on this FVP
     for item in params:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep:
             raise _Usage(f"-C {item}: expected NAME=VALUE")
-        if name == "cpu0.semihosting-cmd_line":
+        if name == f"{cpu0}.semihosting-cmd_line":
             semi_cmdline = _unquote(value)
-        elif name == "cpu0.semihosting-cwd":
+        elif name == f"{cpu0}.semihosting-cwd":
             semi_cwd = _unquote(value)
         elif _known_parameter(name, value, flavour, binary):
             board_params.append(f"{name}={value}")
     host_cwd = semi_cwd or os.getcwd()
     if semi_cwd is not None and not os.path.isdir(semi_cwd):
-        raise _Usage(f"-C cpu0.semihosting-cwd={semi_cwd}: no such directory")
+        raise _Usage(f"-C {cpu0}.semihosting-cwd={semi_cwd}: no such directory")
 
     # the application and the data files
     elf = None
     if len(args.apps) > 1:
-        raise _Usage("-a: one application (cpu0) only; this model has a single Cortex-M55")
+        raise _Usage(f"-a: one application ({cpu0}) only; this model has a single CPU")
     if args.apps:
         inst, path = _strip_instance(args.apps[0])
-        if inst and inst.rstrip("*") not in ("cpu0", "", "*") and not inst.startswith("cpu0"):
-            raise _Usage(f"-a {args.apps[0]}: unknown instance {inst!r}; the application runs on cpu0")
+        if inst and inst.rstrip("*") not in (cpu0, "cpu0", "", "*") and not inst.startswith((cpu0, "cpu0")):
+            raise _Usage(f"-a {args.apps[0]}: unknown instance {inst!r}; the application runs on {cpu0}")
         from .elf_image import read_elf
 
         elf = read_elf(path)
@@ -316,7 +337,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             raise _Usage(f"-a {elf.path}: the ELF has no network_model_sec section (or model_pte symbol) and no "
                          f"program was given with --data FILE.pte@ADDRESS or cpu0.semihosting-cmd_line")
         raise _Usage("nothing to run: give -a app.elf (with the program in network_model_sec), "
-                     "--data model.pte@0x70000000, or -C cpu0.semihosting-cmd_line='executor_runner -m model.pte'")
+                     f"--data model.pte@0x70000000, or -C {cpu0}.semihosting-cmd_line='executor_runner -m model.pte'")
 
     # the board: base for this binary, then what the program and the ELF say, then the user's -C
     from .program_board import is_tflite, resolve
@@ -330,11 +351,13 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                                                             ("system_config", "system config"))
              if key in res.used and res.used[key][1] == "program"]
     if res.cannot_run:  # the FVP runs it and the driver refuses it: say why up front
+        from .et_build import flavour as flavour_of
+
         want = res.program.value("target")
-        print(f"Warning: {model_name} was compiled for {want}; {res.cannot_run} (ethosu.num_macs), the Ethos-U "
-              f"driver refuses it: give -C ethosu.num_macs={want.rsplit('-', 1)[-1]}"
-              + (f" to {FLAVOURS['u65' if want.startswith('ethos-u65') else 'u55']['binary']}"
-                 if want.startswith('ethos-u65') != (flavour == 'u65') else ""), file=sys.stderr)
+        want_fl = FLAVOURS[flavour_of(want)]
+        print(f"Warning: {model_name} was compiled for {want}; {res.cannot_run} ({_spelled(fl, 'ethosu.num_macs')}), "
+              f"the Ethos-U driver refuses it: give -C {_spelled(want_fl, 'ethosu.num_macs')}={want.rsplit('-', 1)[-1]}"
+              + (f" to {want_fl['binary']}" if want_fl is not fl else ""), file=sys.stderr)
     spec0 = load_board(base, overrides + board_params, fvp_flavour=flavour)
     links = spec0.firmware.link_regions
     from .elf_image import region_of
@@ -381,7 +404,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     if not args.quiet:
         npu = spec.npu
         macs = npu.variant.rsplit("-", 1)[-1] if npu else "?"
-        say = [f"Info: fvp {__version__}, an open Corstone-300 simulator standing in for {binary} "
+        say = [f"Info: fvp {__version__}, an open {fl['platform']} simulator standing in for {binary} "
                f"(this is not Arm's FVP)",
                f"Info: {spec.fvp_name}: Creating {fl['npu']} with config H{macs}"
                + (f" ({npu.system_config.name}, {npu.memory_mode.name})" if npu else ""),
@@ -402,6 +425,11 @@ def main_u55(argv=None) -> int:
 
 def main_u65(argv=None) -> int:
     return main(argv, "u65")
+
+
+def main_u85(argv=None) -> int:
+    """``FVP_Corstone_SSE-320``."""
+    return main(argv, "u85")
 
 
 if __name__ == "__main__":

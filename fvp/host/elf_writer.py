@@ -4,7 +4,7 @@ People without Arm's cross toolchain have no runner ELF to give ``FVP_Corstone_S
 writes one with the standard library (``struct``): a little-endian ELF32 executable for EM_ARM with
 
 - the program in section ``network_model_sec`` (PROGBITS, one PT_LOAD segment) with the symbol ``model_pte``,
-  as ``pte_to_header.py`` and ``Corstone-300.ld`` place it;
+  as ``pte_to_header.py`` and ``Corstone-300.ld`` (``Corstone-320.ld`` for an Ethos-U85 board) place it;
 - the runner's pools as NOBITS sections (``.bss.method_allocator_sec``, ``.bss.tensor_arena``,
   ``.bss.ethosu_scratch``) with the symbols ``method_allocation_pool``, ``temp_allocation_pool`` and
   ``dedicated_sram``, at the addresses and sizes the board's linker layout gives them (``layout_firmware``).
@@ -125,10 +125,13 @@ def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=No
     if not result.ok:
         raise ConfigError(f"-o {out_path}: cannot write: {result.strerror}")
     variant = spec.npu.variant if spec.npu is not None else "no NPU"
-    binary = "FVP_Corstone_SSE-300_Ethos-U65" if variant.startswith("ethos-u65") else "FVP_Corstone_SSE-300_Ethos-U55"
+    from .et_build import fvp_binary
+
+    binary = fvp_binary(variant)
     macs = variant.rsplit("-", 1)[-1] if spec.npu is not None else None
+    macs_param = "mps4_board.subsystem.ethosu.num_macs" if spec.platform == "corstone-320" else "ethosu.num_macs"
     pool_text = ", ".join(f"{n} {s} bytes at 0x{a:08x}" for n, (a, s) in pools.items() if s)
     note(f"{os.path.basename(out_path)}: {model_name} ({len(program)} bytes) in {MODEL_SECTION} at "
          f"0x{model_address:08x} for {variant}; pools: {pool_text or 'none'}")
-    note(f"run it with: {binary}" + (f" -C ethosu.num_macs={macs}" if macs else "") + f" -a {out_path}")
+    note(f"run it with: {binary}" + (f" -C {macs_param}={macs}" if macs else "") + f" -a {out_path}")
     return 0

@@ -2,7 +2,10 @@
 
 ``examples/arm/run.sh`` compiles the model and builds ``arm_executor_runner`` for one target, system config and
 memory mode; ``backends/arm/scripts/run_fvp.sh`` then picks the FVP binary and ``ethosu.num_macs`` from the
-target. The memory mode also changes the runner's linker layout (corstone_utils.cmake, Corstone-300.ld):
+target: ``FVP_Corstone_SSE-300_Ethos-U55``/``-U65`` for the Ethos-U55/U65, ``FVP_Corstone_SSE-320`` (with the
+``mps4_board.*`` parameter names, ``mps4_board.subsystem.ethosu.num_macs``) for the Ethos-U85. The memory mode
+also changes the runner's linker layout (corstone_utils.cmake, Corstone-300.ld and Corstone-320.ld alike: the
+pool sizes below are the CMake's for both):
 
 - ``Shared_Sram`` / ``Sram_Only``: the temp pool (``.bss.tensor_arena``, 2 MiB) in SRAM (``ETHOSU_ARENA=0``);
 - ``Dedicated_Sram``: the temp pool in DDR (64 MiB) plus a 384 KiB fast scratch (``dedicated_sram``, region 2
@@ -26,6 +29,7 @@ from ..boards import ConfigProblems, board_for_target, load_board
 
 CORSTONE300_TARGETS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
                        "ethos-u65-256", "ethos-u65-512")
+CORSTONE320_TARGETS = ("ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024", "ethos-u85-2048")
 CORTEX_M_TARGETS = ("cortex-m55",)
 CORTEX_M_BOARD = "default"           # the default Corstone-300 board; the NPU is there but unused
 CORTEX_M_RUNNER_OVERRIDES = [        # build_test_runner.sh: -DET_ATOL=5.0 -DET_RTOL=1.0 and no temp pool
@@ -40,16 +44,15 @@ MODEL_ADDRESS = 0x7000_0000      # network_model_sec -> .ddr.rodata, the first s
 
 def check_target(target: str) -> None:
     """Raise ``ConfigProblems`` for a target this simulator does not model (one line, with the allowed ones)."""
-    if target in CORSTONE300_TARGETS or target in CORTEX_M_TARGETS:
+    if target in CORSTONE300_TARGETS or target in CORSTONE320_TARGETS or target in CORTEX_M_TARGETS:
         return
-    if target.startswith("ethos-u85"):
-        why = "Ethos-U85 runs on Corstone-320, which this simulator does not model"
-    elif target.startswith("cortex-m"):
+    if target.startswith("cortex-m"):
         why = ("only the Corstone-300's Cortex-M55 is modelled (its cortex_m kernels follow CMSIS-NN's MVE code "
                "paths)")
     else:
         why = "unknown target"
-    raise ConfigProblems([f"--target={target}: {why}; allowed: {', '.join(CORSTONE300_TARGETS + CORTEX_M_TARGETS)}"])
+    allowed = CORSTONE300_TARGETS + CORSTONE320_TARGETS + CORTEX_M_TARGETS
+    raise ConfigProblems([f"--target={target}: {why}; allowed: {', '.join(allowed)}"])
 
 
 def is_cortex_m(target: str) -> bool:
@@ -57,21 +60,55 @@ def is_cortex_m(target: str) -> bool:
     return target.startswith("cortex-m")
 
 
+def is_u85(target: str) -> bool:
+    """An Ethos-U85 target: it runs on the Corstone-320 (run_fvp.sh: ``FVP_Corstone_SSE-320``)."""
+    return target.startswith("ethos-u85")
+
+
 def default_system_config(target: str) -> str:
+    """run.sh's defaults: Ethos_U55_High_End_Embedded, Ethos_U65_High_End, Ethos_U85_SYS_DRAM_Mid."""
+    if is_u85(target):
+        return "Ethos_U85_SYS_DRAM_Mid"
     return "Ethos_U65_High_End" if target.startswith("ethos-u65") else "Ethos_U55_High_End_Embedded"
 
 
 def default_memory_mode(target: str) -> str:
-    """run.sh / aot_arm_compiler defaults: Shared_Sram for Ethos-U55, Sram_Only for Ethos-U65."""
+    """run.sh's defaults: Shared_Sram for Ethos-U55, Sram_Only for Ethos-U65, Dedicated_Sram_384KB for Ethos-U85
+    (run.sh passes them to aot_arm_compiler and to the runner build)."""
+    if is_u85(target):
+        return "Dedicated_Sram_384KB"
     return "Sram_Only" if target.startswith("ethos-u65") else "Shared_Sram"
 
 
 def fvp_binary(target: str) -> str:
+    if is_u85(target):
+        return "FVP_Corstone_SSE-320"
     return "FVP_Corstone_SSE-300_Ethos-U65" if target.startswith("ethos-u65") else "FVP_Corstone_SSE-300_Ethos-U55"
 
 
 def flavour(target: str) -> str:
+    """The drop-in's flavour (``python -m fvp.host.dropin --flavour=...``) that stands for ``fvp_binary``."""
+    if is_u85(target):
+        return "u85"
     return "u65" if target.startswith("ethos-u65") else "u55"
+
+
+def fvp_params(target: str) -> list[str]:
+    """run_fvp.sh's ``-C`` parameters for a target (without semihosting and extra args): the NPU size, no
+    visualisation or telnet windows, UART0 to stdout, stop on EOT."""
+    if is_u85(target):
+        return [f"mps4_board.subsystem.ethosu.num_macs={num_macs(target)}",
+                "mps4_board.visualisation.disable-visualisation=1",
+                "vis_hdlcd.disable_visualisation=1",
+                "mps4_board.telnetterminal0.start_telnet=0",
+                "mps4_board.uart0.out_file=-",
+                "mps4_board.uart0.unbuffered_output=1",
+                "mps4_board.uart0.shutdown_on_eot=1"]
+    return [f"ethosu.num_macs={num_macs(target)}",
+            "mps3_board.visualisation.disable-visualisation=1",
+            "mps3_board.telnetterminal0.start_telnet=0",
+            "mps3_board.uart0.out_file=-",
+            "mps3_board.uart0.shutdown_on_eot=1"]
 
 
 def num_macs(target: str) -> int:

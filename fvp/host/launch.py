@@ -1,8 +1,9 @@
 """The console scripts' entry points: import the command, then run it, with Ctrl-C handled from the start.
 
-``fvp`` and the ``FVP_Corstone_SSE-300_*`` scripts point here, not at ``fvp.host.cli:main``: importing the command
-(numpy, the board loader, ...) takes a good part of a second, and a Ctrl-C in that time would otherwise end in
-a ``KeyboardInterrupt`` traceback. Here it ends like one during the run: ``<prog>: interrupted``, status 130.
+``fvp`` and the ``FVP_Corstone_SSE-300_*`` / ``FVP_Corstone_SSE-320`` scripts point here, not at
+``fvp.host.cli:main``: importing the command (numpy, the board loader, ...) takes a good part of a second, and a
+Ctrl-C in that time would otherwise end in a ``KeyboardInterrupt`` traceback. Here it ends like one during the
+run: ``<prog>: interrupted``, status 130.
 This module imports nothing but ``sys`` and ``importlib`` before the guard is in place.
 
 Start-up and exit (issue 17): once the command is imported its objects are frozen out of the garbage collector
@@ -85,6 +86,10 @@ def fvp_u55() -> int:
 
 def fvp_u65() -> int:
     return _exit("FVP_Corstone_SSE-300_Ethos-U65", _launch("FVP_Corstone_SSE-300_Ethos-U65", "fvp.host.dropin", "main_u65"))
+
+
+def fvp_sse320() -> int:
+    return _exit("FVP_Corstone_SSE-320", _launch("FVP_Corstone_SSE-320", "fvp.host.dropin", "main_u85"))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ _SPEC_RE = {
 _KEY_OF = {"target": "npu.variant", "system_config": "npu.system_config", "memory_mode": "npu.memory_mode"}
 _WHAT = {"target": "NPU", "system_config": "system config", "memory_mode": "memory mode"}
 # command-line spellings that set the NPU variant (the FVP's parameter, this simulator's board key)
-_VARIANT_KEYS = ("npu.variant", "ethosu.num_macs")
+_VARIANT_KEYS = ("npu.variant", "ethosu.num_macs", "mps4_board.subsystem.ethosu.num_macs")
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,10 @@ def _resolve_tflite(board, target, overrides, fvp_flavour) -> Resolution:
         return Resolution(board=board, overrides=overrides)
     keys = []
     variant = target or ("ethos-u65-512" if fvp_flavour == "u65" else None)
+    if fvp_flavour == "u85" or (variant or "").startswith("ethos-u85"):
+        raise ConfigProblems([f"{'--target ' + target if target else 'FVP_Corstone_SSE-320'}: the TFLite Micro image "
+                              f"runs on the Corstone-300 board ({TFLM_BOARD}: Ethos-U55/U65); there is no Corstone-320 "
+                              f"TFLite Micro board"])
     if variant is not None:
         from .et_build import check_target, default_system_config
 
@@ -143,7 +147,8 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
     """Resolve the board for ``image`` (see the module docstring for the rule).
 
     ``board`` is ``-c``, ``target`` is ``--target`` (at most one of them), ``overrides`` the user's ``-C``
-    list; ``fvp_flavour`` is the drop-in's binary (``u55``/``u65``), whose ``ethosu.num_macs`` sets the variant.
+    list; ``fvp_flavour`` is the drop-in's binary (``u55``/``u65``/``u85``), whose ``ethosu.num_macs`` (or
+    ``mps4_board.subsystem.ethosu.num_macs``) sets the variant.
     Raises ``ConfigProblems`` for a board that does not load.
     """
     overrides = list(overrides)
@@ -162,7 +167,7 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
     if not chosen_board and "npu.variant" not in user and want.get("target"):
         try:
             res.board = board_for_target(want["target"])
-        except ConfigProblems:  # a target without a board here (e.g. Ethos-U85): the default board's run says why
+        except ConfigProblems:  # a target without a board here: the default board's run says why
             res.board = None
     base = load_board(res.board, overrides, fvp_flavour=fvp_flavour)  # the board as the user has it
     have = {"target": base.npu.variant, "system_config": base.npu.system_config.name,

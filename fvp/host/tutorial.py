@@ -3,7 +3,8 @@
 Takes run.sh's flags and does its steps: compile the model (ExecuTorch's ``aot_arm_compiler`` when ExecuTorch
 with its Arm backend is installed; otherwise the prebuilt model zoo for the built-in names), skip the runner
 build (the Python ``arm_executor_runner`` is the application), then run the program like ``run_fvp.sh``: the
-banner, the FVP command line (here the ``FVP_Corstone_SSE-300_Ethos-U55/U65`` drop-in), the log tee'd to a
+banner, the FVP command line (here the ``FVP_Corstone_SSE-300_Ethos-U55/U65`` or, for an Ethos-U85 target,
+``FVP_Corstone_SSE-320`` drop-in), the log tee'd to a
 file, ``Simulation complete, <status>`` and ``Checking for problems in log:``. The check greps what run_fvp.sh
 greps (lines starting with ``F`` or ``E``, ``[critical]``, ``Hard fault``, the CPU-time message) plus every
 ``Info: Simulation is stopping. Reason:`` line and a non-zero simulator exit status, and unlike run_fvp.sh
@@ -82,10 +83,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                            "or an existing .pte/.bpte")
     a("--pte", help="run this existing .pte/.bpte (no compile)")
     a("--model_input", help="model input .pt file (passed to aot_arm_compiler)")
-    a("--target", default=None, help="ethos-u55-32/64/128/256, ethos-u65-256/512 (default ethos-u55-128), or "
-                                     "cortex-m55 (no NPU: CMSIS-NN kernels on the CPU, a bundled program)")
+    a("--target", default=None, help="ethos-u55-32/64/128/256, ethos-u65-256/512 (default ethos-u55-128), "
+                                     "ethos-u85-128/256/512/1024/2048 (Corstone-320), or cortex-m55 (no NPU: "
+                                     "CMSIS-NN kernels on the CPU, a bundled program)")
     a("--system_config", default=None, help="Vela system config (default: the target's)")
-    a("--memory_mode", default=None, help="Vela memory mode (default Shared_Sram for U55, Sram_Only for U65)")
+    a("--memory_mode", default=None, help="Vela memory mode (default Shared_Sram for U55, Sram_Only for U65, "
+                                          "Dedicated_Sram_384KB for U85)")
     a("--config", default=None, help="Vela config file (vela.ini) for aot_arm_compiler")
     a("--aot_arm_compiler_flags", default="", help="more flags for aot_arm_compiler")
     a("--no_delegate", action="store_true", help="do not delegate to the Ethos-U")
@@ -304,11 +307,7 @@ class Run:
         """(shown command line, command actually run)."""
         binary = et_build.fvp_binary(self.target)
         board, board_keys = et_build.board_overrides(self.target, self.system_config, self.memory_mode)
-        params = [f"ethosu.num_macs={et_build.num_macs(self.target)}",
-                  "mps3_board.visualisation.disable-visualisation=1",
-                  "mps3_board.telnetterminal0.start_telnet=0",
-                  "mps3_board.uart0.out_file=-",
-                  "mps3_board.uart0.shutdown_on_eot=1"]
+        params = et_build.fvp_params(self.target)
         params += [k for k in board_keys if not k.startswith("npu.variant=")]
         tail = ["--data", f"{self.pte}@0x{self.placement:x}", "--timelimit", f"{self.args.timeout:g}"]
         argv = [x for p in params for x in ("-C", p)] + tail

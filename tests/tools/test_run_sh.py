@@ -145,7 +145,7 @@ def test_time_limit_is_an_error(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["--model_name=my_model.py"], "pip install '.[executorch]'"),
     (["--model_name=add", "--memory_mode=Dedicated_Sram"], "pip install '.[executorch]'"),
-    (["--model_name=add", "--target=ethos-u85-256"], "Corstone-320"),
+    (["--model_name=add", "--target=ethos-u85-256"], "the model zoo has no add for --target=ethos-u85-256"),
     (["--model_name=add", "--target=cortex-m4"], "only the Corstone-300's Cortex-M55 is modelled"),
     (["--pte", CORPUS / "add_q.pte", "--target=cortex-m55"], "runs a bundled program (.bpte)"),
     (["--model_name=add", "--bogus"], "unrecognized arguments"),
