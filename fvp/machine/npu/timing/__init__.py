@@ -1,4 +1,6 @@
-"""Ethos-U55/U65 timing model: how many NPU cycles one command stream takes, where they go, and the PMU counts.
+"""Ethos-U55/U65/U85 timing model: how many NPU cycles one command stream takes, where they go, and the PMU
+counts.  The Ethos-U85 has its own compute formulas (``compute_u85``) and AXI channel limits
+(``channels_u85``); the rest is shared (docs/timing.md 1.6).
 
 What it models (docs/timing.md has the full description, the parameters and the validation):
 
@@ -38,7 +40,8 @@ port's latency is paid once at the start (reads) and end (writes) of an operatio
 rest.
 
 The package, one job per module: ``records`` (``OpTiming``, ``StreamTiming``), ``geometry`` (blocks, fetched
-rows, micro-blocks), ``compute`` (MAC and output-stage cycles), ``model`` (``TimingModel``: ports, REGIONCFG,
+rows, micro-blocks), ``compute`` (MAC and output-stage cycles, the MAC/AO pipeline), ``compute_u85`` (the
+Ethos-U85's), ``channels_u85`` (Ethos-U85 AXI channel bandwidths), ``model`` (``TimingModel``: ports, REGIONCFG,
 each operation's job), ``schedule`` (the event simulation, bandwidth sharing, attribution), ``counters`` (the PMU
 events).
 """

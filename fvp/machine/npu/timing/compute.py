@@ -1,5 +1,6 @@
 """Compute cycles of a kernel operation: the MAC array per OFM block (micro-blocks, sub-kernels, traversal,
-weight-buffer floor, accumulator delay) and the output/activation stage per element; their two-stage pipeline."""
+weight-buffer floor, accumulator delay) and the output/activation stage per element; their two-stage pipeline.
+An Ethos-U85 (``arch.is_u85``) has its own formulas, :mod:`.compute_u85`, which shares the pipeline."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from .geometry import _SUBKERNEL, _cdiv, _roundup, ifm_block_depth, micro_block
 def ao_cycles_per_element(arch, op) -> float:
     """Output/activation stage cycles per OFM element: max(output table[idx], activation table[act])
     (research/ethosu.md 4; Regor's index rules)."""
+    if arch.is_u85:
+        from . import compute_u85
+        return compute_u85.ao_cycles_per_element(arch, op)
     out = arch.output_cycles_per_elem
     act_t = arch.activation_cycles_per_elem
     kind, sub = op.kind, op.sub_op
@@ -42,6 +46,9 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
     """(MAC cycles, weight-buffer cycles) of one OFM block (h, w, c) of a CONV/DEPTHWISE/POOL operation
     (Regor's per-block model, ``ethos_u55_performance.cpp`` ``EstimateMacCyclesPerBlock``, research/ethosu.md
     5.2 steps 2-6, pooling included)."""
+    if arch.is_u85:
+        from . import compute_u85
+        return compute_u85.mac_cycles_per_block(arch, op, block)
     kind = op.kind
     ub = micro_block(arch, op)
     nh, nw, nc = (_cdiv(block[0], ub[0]), _cdiv(block[1], ub[1]), _cdiv(block[2], ub[2]))
@@ -109,27 +116,15 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
     return total / cores, wb_total / cores
 
 
-def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_latency: float = 0.0) -> dict:
-    """MAC/AO pipeline over all blocks: per block M (MAC) and A (AO) stages, each at least Regor's
-    command-issue floor (block memory + M + A) / 4, and A at least the block's scale/bias fetch
-    (10 x block depth x the scales' read latency / 256, Regor); blocks flow through the two stages, so the
-    operation takes sum(max(M, A)) + min(M, A) of the first block.  Returns total, fill (that last term), mac,
-    ao and wd (weight buffer) cycles."""
-    ao_pe = ao_cycles_per_element(arch, op)
-    uses_macs = op.kind in ("CONV", "DEPTHWISE", "POOL")
-    nhcwb16_ew = op.kind == "ELEMENTWISE" and op.ofm.is_nhcwb16
+def pipeline(groups, uses_macs: bool, stages) -> dict:
+    """The two-stage MAC/AO pipeline over the block groups ``[((h, w, c), count)]``: ``stages(block)`` gives a
+    block's (MAC, AO, weight-buffer, command-issue floor) cycles; each stage takes at least the floor; blocks
+    flow through the two stages, so the operation takes sum(max(M, A)) + min(M, A) of the first block.  Returns
+    total, fill (that last term), mac, ao and wd (weight buffer) cycles."""
     total = mac_sum = ao_sum = wd_sum = 0.0
     fill = None
-    for (h, w, c), count in geo["groups"]:
-        if uses_macs:
-            m, wb = mac_cycles_per_block(arch, op, (h, w, c))
-        else:
-            m, wb = 0.0, 0.0
-        elems = h * w * (_roundup(c, 16) if nhcwb16_ew else c)
-        a = math.ceil(ao_pe * elems)
-        if op.kind in ("CONV", "DEPTHWISE") and scale_latency > 0:
-            a = max(a, 10.0 * c * scale_latency / 256.0)
-        cmd = (block_memory_cycles + m + a) / 4.0
+    for blk, count in groups:
+        m, a, wb, cmd = stages(blk)
         ms, as_ = max(m, cmd) if uses_macs else 0.0, max(a, cmd)
         total += count * max(ms, as_)
         mac_sum += count * m
@@ -139,3 +134,29 @@ def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_
             fill = min(ms, as_) if uses_macs else 0.0
     total += fill or 0.0
     return {"total": total, "fill": fill or 0.0, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}
+
+
+def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_latency: float = 0.0) -> dict:
+    """MAC/AO pipeline over all blocks (:func:`pipeline`): per block M (MAC) and A (AO) stages, each at least
+    Regor's command-issue floor (block memory + M + A) / 4, and A at least the block's scale/bias fetch
+    (10 x block depth x the scales' read latency / 256, Regor).  Returns total, fill, mac, ao and wd cycles."""
+    if arch.is_u85:
+        from . import compute_u85
+        return compute_u85.compute_cycles(arch, op, geo, block_memory_cycles, scale_latency)
+    ao_pe = ao_cycles_per_element(arch, op)
+    uses_macs = op.kind in ("CONV", "DEPTHWISE", "POOL")
+    nhcwb16_ew = op.kind == "ELEMENTWISE" and op.ofm.is_nhcwb16
+
+    def stages(blk):
+        h, w, c = blk
+        if uses_macs:
+            m, wb = mac_cycles_per_block(arch, op, (h, w, c))
+        else:
+            m, wb = 0.0, 0.0
+        elems = h * w * (_roundup(c, 16) if nhcwb16_ew else c)
+        a = math.ceil(ao_pe * elems)
+        if op.kind in ("CONV", "DEPTHWISE") and scale_latency > 0:
+            a = max(a, 10.0 * c * scale_latency / 256.0)
+        return m, a, wb, (block_memory_cycles + m + a) / 4.0
+
+    return pipeline(geo["groups"], uses_macs, stages)

@@ -1,8 +1,10 @@
 """The timing model of one NPU: its AXI ports from the system config, REGIONCFG, and per operation the job
-the schedule runs (traffic per port with burst efficiency, compute cycles from the block geometry)."""
+the schedule runs (traffic per port with burst efficiency, compute cycles from the block geometry).  On an
+Ethos-U85 a port's bandwidth counts the memory's ``ports_used`` and each AXI channel's limit (channels_u85)."""
 
 from __future__ import annotations
 
+from .channels_u85 import limit_by_channels
 from .compute import compute_cycles
 from .counters import finish
 from .geometry import contiguous_run, kernel_geometry
@@ -48,10 +50,20 @@ class TimingModel:
             if mem is None:  # no system config: an ideal SRAM-like port
                 out.append(_Port(i, name or f"AXI{i}", float(width), 0.0, 0.0, 32))
                 continue
-            bw = max(float(mem.clock_scale) * width, 1e-6)
+            scale = float(mem.clock_scale) * width
+            if self.arch.is_u85:
+                # an Ethos-U85 reaches one memory type through several AXI ports: vela.ini's <Mem>_ports_used
+                # (Ethos_U85_SYS_*: SRAM x2 or x4); Regor (regor.cpp) makes its bandwidth clock_scale x 16 x ports
+                scale *= max(int(getattr(mem, "ports_used", 1) or 1), 1)
+            bw = max(scale, 1e-6)
             out.append(_Port(i, name, bw, float(mem.read_latency), float(mem.write_latency),
                              max(int(mem.burst_length), 1)))
         return out
+
+    def memory_of(self, port: int):
+        """The system config's timing spec of the memory behind AXI ``port`` (``None`` without one)."""
+        sc = self.system_config
+        return sc.memories.get(self.ports[port].name) if sc is not None and sc.memories else None
 
     def port_of_region(self, region: int, device=None) -> int | None:
         """AXI port (0/1) of a region via REGIONCFG; ``None`` for the internal SHRAM (region -1)."""
@@ -110,11 +122,14 @@ class TimingModel:
         if op.scales:
             sp = region_port(op.scales[0].region)
             scale_latency = self.ports[sp].read_latency if sp is not None else 0.0
-        comp = compute_cycles(arch, op, geo, self._block_memory(op, geo, region_port), scale_latency)
+        # the U85 formulas take the IFM read and OFM write apart (|difference| or max), the U55's their sum
+        block_memory = (self._block_transfers if arch.is_u85 else self._block_memory)(op, geo, region_port)
+        comp = compute_cycles(arch, op, geo, block_memory, scale_latency)
         t.compute_cycles, t.mac_cycles, t.ao_cycles, t.wd_cycles = (comp["total"], comp["mac"], comp["ao"],
                                                                     comp["wd"])
         # traffic: measured bytes x re-fetch of the block traversal, per port
         cost: dict = {}
+        costed = []  # (tensor, direction, port, bytes at full-burst cost) for the U85 channel limits
 
         def add(tensor, direction, port, n, eff):
             n = int(round(n))
@@ -122,6 +137,7 @@ class TimingModel:
                 return
             t.transfers.append((tensor, port, direction, n))
             cost[port] = cost.get(port, 0.0) + n / eff
+            costed.append((tensor, direction, port, n / eff))
 
         br = rec.bytes_read
         ifm_port = region_port(op.ifm.region)
@@ -138,6 +154,8 @@ class TimingModel:
         add("ofm", "w", ofm_port, rec.bytes_written.get("ofm", 0),
             self._efficiency(ofm_port, ofm, geo["ofm_block"], read=False))
         t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
+        if arch.is_u85:
+            cost = limit_by_channels(self, op, costed, cost)
         # fixed costs: command processing, first reads' latency (IFM, weights), last write's latency
         head = self.params["op_setup_cycles"]
         lat = []
@@ -161,16 +179,22 @@ class TimingModel:
         src = None if d.src_internal else region_port(d.src_region)
         dst = None if d.dst_internal else region_port(d.dst_region)
         cost = {}
+        costed = []  # (tensor, direction, port, bytes at full-burst cost) for the U85 channel limits
         if n:
             if src is not None:
                 t.transfers.append(("dma", src, "r", n))
                 cost[src] = cost.get(src, 0.0) + n
+                costed.append(("dma", "r", src, float(n)))
             if dst is not None:
                 t.transfers.append(("dma", dst, "w", n))
                 # U65 2-D/3-D DMA writes runs of LEN bytes; a 1-D DMA is one long run
                 e = min(1.0, d.length / self.ports[dst].burst) if d.mode and d.length else 1.0
-                cost[dst] = cost.get(dst, 0.0) + n / max(e, _EPS)
+                w = n / max(e, _EPS)
+                cost[dst] = cost.get(dst, 0.0) + w
+                costed.append(("dma", "w", dst, w))
         t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
+        if self.arch.is_u85:
+            cost = limit_by_channels(self, rec.op, costed, cost)
         head = self.params["dma_setup_cycles"] + (self.ports[src].read_latency if src is not None else 0.0)
         tail = self.ports[dst].write_latency if dst is not None else 0.0
         return _Job(rec, t, True, head, tail, 0.0, cost)
@@ -186,20 +210,25 @@ class TimingModel:
 
     def _block_memory(self, op, geo, region_port) -> float:
         """Cycles to fetch one IFM block and write one OFM block (Regor's command-issue term)."""
-        total = 0.0
+        ifm_c, ofm_c = self._block_transfers(op, geo, region_port)
+        return ifm_c + ofm_c
+
+    def _block_transfers(self, op, geo, region_port) -> tuple:
+        """(cycles to fetch one IFM block, cycles to write one OFM block)."""
+        ifm_c = ofm_c = 0.0
         e = max(op.ifm.bits // 8, 1)
         p = region_port(op.ifm.region)
         bh, bw, bd = geo["ifm_block"]
         if p is not None:
             port = self.ports[p]
             eff = self._efficiency(p, op.ifm, geo["ifm_block"], True)
-            total += port.read_latency + bh * bw * bd * e / eff / port.bw
+            ifm_c = port.read_latency + bh * bw * bd * e / eff / port.bw
         p = region_port(op.ofm.region)
         if p is not None:
             port = self.ports[p]
             oh, ow, od = geo["ofm_block"]
             eff = self._efficiency(p, op.ofm, geo["ofm_block"], False)
-            total += port.write_latency + oh * ow * od * max(op.ofm.bits // 8, 1) / eff / port.bw
-        return total
+            ofm_c = port.write_latency + oh * ow * od * max(op.ofm.bits // 8, 1) / eff / port.bw
+        return ifm_c, ofm_c
 
     # ------------------------------------------------------------------ event simulation
