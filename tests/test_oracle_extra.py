@@ -1,6 +1,7 @@
-"""Programs beyond the corpus, bit-exact against oracles made with the real toolchain (tests/data/oracle_extra).
+"""Programs beyond the corpus, bit-exact against oracles made with the real toolchain (tests/data/oracle_extra,
+and tests/data/oracle_u85 for the Ethos-U85 / Corstone-320).
 
-Each fixture ``tests/data/oracle_extra/<name>/`` holds a bundled program compiled by ExecuTorch 1.5.1's Arm
+Each fixture ``tests/data/oracle_extra/<name>/`` (or ``oracle_u85/<name>/``) holds a bundled program compiled by ExecuTorch 1.5.1's Arm
 backend + Vela 5.1 from a small PyTorch model (``models/<model>.py``; how: ``README.md`` there), its
 ``meta.json`` and ``oracle.npz``: every delegate call's NPU inputs and outputs from the TOSA reference model
 on the partition Vela compiled (input set 0 = the bundled inputs, 1 = all ones), and the program's outputs.
@@ -23,12 +24,25 @@ from machine.npu.helpers import extract_vela_blobs, run_blob
 from testutil import DATA, run_fvp
 
 EXTRA = DATA / "oracle_extra"
-NAMES = sorted(p.name for p in EXTRA.iterdir() if (p / "oracle.npz").exists()) if EXTRA.exists() else []
+U85 = DATA / "oracle_u85"
+
+
+def _names(root) -> list:
+    return sorted(p.name for p in root.iterdir() if (p / "oracle.npz").exists()) if root.exists() else []
+
+
+NAMES_U55 = _names(EXTRA)  # U55 and U65 programs
+NAMES_U85 = _names(U85)
+NAMES = NAMES_U55 + NAMES_U85
 SMALL_FOR_REFERENCE = 400_000  # bytes of program: run the slow reference engine on fixtures up to this size
 
 
+def _fixture_dir(name):
+    return (U85 if name in NAMES_U85 else EXTRA) / name
+
+
 def _fixture(name):
-    d = EXTRA / name
+    d = _fixture_dir(name)
     meta = json.load(open(d / "meta.json"))
     npz = np.load(d / "oracle.npz")
     bpte = d / f"{name}.bpte"
@@ -65,6 +79,8 @@ def _calls(meta):
 
 
 def _board_args(meta) -> list:
+    if meta["target"].startswith("ethos-u85"):
+        return []  # plain `fvp run`: the program's compile specs pick the Corstone-320 board and memory mode
     args = []
     if meta["target"] != "ethos-u55-128":
         args += ["--target", meta["target"]]
@@ -80,8 +96,18 @@ def weight_cache():
 
 
 def test_oracle_extra_fixtures_present():
-    assert len(NAMES) >= 20
+    assert len(NAMES_U55) >= 20
     total = sum(f.stat().st_size for f in EXTRA.rglob("*") if f.is_file())
+    assert total < 4_500_000
+
+
+def test_oracle_u85_fixtures_cover_the_issue():
+    """At least three MAC sizes and two memory modes, every U85 fixture listed in the manifest."""
+    metas = [json.load(open(U85 / n / "meta.json")) for n in NAMES_U85]
+    assert len(metas) >= 20
+    assert len({m["target"] for m in metas}) >= 3 and len({m["memory_mode"] for m in metas}) >= 2
+    assert all(m["target"].startswith("ethos-u85-") for m in metas)
+    total = sum(f.stat().st_size for f in U85.rglob("*") if f.is_file())
     assert total < 4_500_000
 
 
@@ -111,7 +137,8 @@ def test_delegate_calls_bit_exact(name, weight_cache):
                 assert bad == 0, f"{name} input set {k} call {c} output {j}: {bad} of {want.size} differ"
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if (EXTRA / n / f"{n}.bpte").stat().st_size <= SMALL_FOR_REFERENCE])
+@pytest.mark.parametrize("name", [n for n in NAMES if _fixture_dir(n).joinpath(f"{n}.bpte").stat().st_size
+                                  <= SMALL_FOR_REFERENCE])
 def test_reference_engine_agrees(name):
     d, meta, npz, bpte = _fixture(name)
     blobs = _blobs_by_delegate(bpte)

@@ -92,7 +92,7 @@ class EthosuOp:
     outputs: list
 
     @property
-    def command_stream(self) -> Tensor:
+    def command_stream(self):  # -> firmware.tflm.model.Tensor
         return self.inputs[0]
 
     @property

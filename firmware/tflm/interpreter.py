@@ -108,7 +108,7 @@ class Interpreter:
                     registrations.append("ethos-u")
                     continue
                 # TFLM: an unresolved custom operator is reported when preparing
-                raise InterpreterError([f"Failed to get registration from op code CUSTOM",
+                raise InterpreterError(["Failed to get registration from op code CUSTOM",
                                         f"Didn't find op for custom opcode '{op.custom_code}'"
                                         + ("" if op.custom_code != "ethos-u" else " (the board has no Ethos-U)")],
                                        f"missing operator {op.custom_code}")

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import yaml
 
 from ..bounded_read import read_text
-from ..errors import ConfigError, ConfigProblems
+from ..errors import ConfigProblems
 from . import schema as S
 from .build import build_spec
 from . import yaml_safe

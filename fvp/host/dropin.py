@@ -41,7 +41,7 @@ import sys
 
 from .. import __version__
 from .cli_args import cycles, seconds
-from ..boards import ConfigProblems, load_board
+from ..boards import load_board
 from ..boards.fvp_params import MPS4_SUBSYSTEM
 from .entry import guarded
 from . import session

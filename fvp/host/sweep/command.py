@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 
 from ..cli_args import OneLineParser
 from ..entry import guarded

@@ -34,7 +34,7 @@ from ... import __version__
 from .. import et_build
 from ...boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
 from ..program_board import program_config
-from .spec import COMPILE_KEYS, PORT_FIELDS, SweepSpec, format_value
+from .spec import COMPILE_KEYS, SweepSpec, format_value
 
 
 @dataclass

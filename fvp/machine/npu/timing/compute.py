@@ -9,6 +9,7 @@ import math
 from hwdesc import ethosu as R
 
 from .geometry import _SUBKERNEL, _cdiv, _roundup, ifm_block_depth, micro_block
+from .pipeline import pipeline
 
 
 def ao_cycles_per_element(arch, op) -> float:
@@ -114,26 +115,6 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
         wb_total *= passes
     cores = max(op.cores, 1)
     return total / cores, wb_total / cores
-
-
-def pipeline(groups, uses_macs: bool, stages) -> dict:
-    """The two-stage MAC/AO pipeline over the block groups ``[((h, w, c), count)]``: ``stages(block)`` gives a
-    block's (MAC, AO, weight-buffer, command-issue floor) cycles; each stage takes at least the floor; blocks
-    flow through the two stages, so the operation takes sum(max(M, A)) + min(M, A) of the first block.  Returns
-    total, fill (that last term), mac, ao and wd (weight buffer) cycles."""
-    total = mac_sum = ao_sum = wd_sum = 0.0
-    fill = None
-    for blk, count in groups:
-        m, a, wb, cmd = stages(blk)
-        ms, as_ = max(m, cmd) if uses_macs else 0.0, max(a, cmd)
-        total += count * max(ms, as_)
-        mac_sum += count * m
-        ao_sum += count * a
-        wd_sum += count * wb
-        if fill is None:
-            fill = min(ms, as_) if uses_macs else 0.0
-    total += fill or 0.0
-    return {"total": total, "fill": fill or 0.0, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}
 
 
 def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_latency: float = 0.0) -> dict:

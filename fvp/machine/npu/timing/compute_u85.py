@@ -40,7 +40,7 @@ import math
 
 from hwdesc import ethosu as R
 
-from .compute import pipeline
+from .pipeline import pipeline
 from .geometry import _SUBKERNEL, _cdiv, _roundup, _u85_ifm_block_depth, ifm_block_depth, micro_block
 
 #: elementwise modes with a single operand: the U55's and NOT (hwdesc.ethosu85 ELEMENTWISE_MODE; the others take
@@ -209,7 +209,7 @@ def weight_decode_cycles(arch, op, zero_count: int | None = None) -> float:
 
 def compute_cycles(arch, op, geo: dict, block_memory_cycles=0.0, scale_latency: float = 0.0,
                    chained=()) -> dict:
-    """MAC/AO pipeline over all blocks of an Ethos-U85 operation (:func:`.compute.pipeline`; Regor
+    """MAC/AO pipeline over all blocks of an Ethos-U85 operation (:func:`.pipeline.pipeline`; Regor
     ``EstimateMacOpCycles`` / ``EstimateElementwiseCycles``).  Per block: M from :func:`mac_cycles_per_block`
     (CONV, DEPTHWISE, POOL), A = ceil(AO cycles per element x elements) (an NHCWB16 elementwise OFM counted in
     whole 16-channel bricks), at least the scale/bias fetch 10 x block depth x ``scale_latency`` / 256 for

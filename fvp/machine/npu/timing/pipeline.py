@@ -1,0 +1,26 @@
+"""The two-stage MAC/AO pipeline both compute models (``compute.py`` for U55/U65, ``compute_u85.py``) run their
+blocks through: per block a MAC and an output-stage (AO) time, each at least the block's command-issue floor;
+the stages overlap, so only the first block's shorter stage adds to the sum of the longer ones (Regor's
+per-block estimate, ethosu.md section 5)."""
+
+from __future__ import annotations
+
+
+def pipeline(groups, uses_macs: bool, stages) -> dict:
+    """The two-stage MAC/AO pipeline over the block groups ``[((h, w, c), count)]``: ``stages(block)`` gives a
+    block's (MAC, AO, weight-buffer, command-issue floor) cycles; each stage takes at least the floor; blocks
+    flow through the two stages, so the operation takes sum(max(M, A)) + min(M, A) of the first block.  Returns
+    total, fill (that last term), mac, ao and wd (weight buffer) cycles."""
+    total = mac_sum = ao_sum = wd_sum = 0.0
+    fill = None
+    for blk, count in groups:
+        m, a, wb, cmd = stages(blk)
+        ms, as_ = max(m, cmd) if uses_macs else 0.0, max(a, cmd)
+        total += count * max(ms, as_)
+        mac_sum += count * m
+        ao_sum += count * a
+        wd_sum += count * wb
+        if fill is None:
+            fill = min(ms, as_) if uses_macs else 0.0
+    total += fill or 0.0
+    return {"total": total, "fill": fill or 0.0, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}
