@@ -15,8 +15,15 @@ running the simulator. ``--fast`` runs a small subset (for the tests).
 ``--per-op [PROGRAM ...]`` prints instead, per network, every operation Vela scheduled with our cycles beside
 Vela's per-layer estimate (tools/vela_per_op.py; docs/timing.md section 4.1).
 
+``--u85 [DIR ...]`` runs instead every Ethos-U85 program of ``tests/data/oracle_u85`` (and of each DIR: folders
+``<name>/<name>.bpte`` with the oracle builder's ``meta.json``, e.g. the full MobileNetV2 kept out of the
+repository) on its Corstone-320 board, beside Vela's estimate from the compile log (``meta.json``), checks that
+the cycles fall as the MAC count grows for every network compiled for several sizes, and says what the
+published Corstone-320 figure is.
+
 Usage: python tools/validate_cycles.py [--fast] [--corpus DIR]
        python tools/validate_cycles.py --per-op [PROGRAM ...]
+       python tools/validate_cycles.py --u85 [DIR ...]
 """
 
 from __future__ import annotations
@@ -54,6 +61,10 @@ PUBLISHED_MV2_SRAM_ONLY = {
 # research/executorch.md 9.2: ExecuTorch issue #9356, the add example on the Corstone-300 FVP (U55)
 PUBLISHED_ADD = {"what": "ExecuTorch add example (x + x, delegated), Corstone-300 FVP, U55 (ET issue #9356, "
                          "research/executorch.md 9.2)", "cycles": 411, "axi0_rd": 6}
+# research/executorch.md 9.3 / corstone.md 4 row 11: the ExecuTorch tutorial's MobileNetV2 log shown after a
+# Corstone-320 command line
+PUBLISHED_TUTORIAL_MV2 = {"what": "ExecuTorch tutorial MobileNetV2 log (tutorial-arm-ethos-u.md, 2024-10..2025-09)",
+                          "cycles": 5_920_305, "cntr0": 359_921, "counters": 4}
 NOT_REPRODUCIBLE = [
     (2, "KWS MicroNet-M (MLEK)", "network not in the corpus"),
     ("2a", "KWS DS-CNN (older MLEK)", "a larger DS-CNN than the corpus' ds_cnn (2.66 M MACs); not the same network"),
@@ -109,6 +120,72 @@ def _vela_bound(v: dict) -> str:
     return "compute" if v["npu"] >= val else f"{name} (access {val:,} > NPU {v['npu']:,})"
 
 
+def _u85_programs(dirs) -> list:
+    """(bpte path, meta dict) of every oracle-builder folder in ``dirs``."""
+    import json
+
+    out = []
+    for d in dirs:
+        for m in sorted(Path(d).glob("*/meta.json")):
+            bpte = m.parent / f"{m.parent.name}.bpte"
+            if bpte.is_file():
+                out.append((bpte, json.loads(m.read_text())))
+    return out
+
+
+def u85_report(dirs) -> int:
+    """Our cycles beside Vela's for the Ethos-U85 programs, the MAC-size monotonicity, the published figure."""
+    print("Ethos-U85 (Corstone-320) NPU cycles beside Vela 5.1's compile-time estimate (meta.json of each program)")
+    hdr = f"{'program':<34} {'NPU':<15} {'memory mode':<15} {'ours':>11} {'Vela total':>11} {'ours/Vela':>9}  bound"
+    print(hdr)
+    print("-" * len(hdr))
+    ok = True
+    ratios, by_net = [], {}
+    seen = set()
+    for bpte, meta in _u85_programs(dirs):
+        if bpte.name in seen:
+            continue
+        seen.add(bpte.name)
+        run = run_board(bpte.read_bytes(), bpte.name, "auto")
+        # a program whose quantized outputs differ from PyTorch's by more than the bundle's tolerance FAILs its
+        # bundled check on any faithful model (the oracle builder measured it: meta bundled_vs_out0)
+        worst = max((x.get("max_abs_diff", 0) for x in meta.get("bundled_vs_out0", [])), default=0)
+        expected_fail = run.result == "FAIL" and worst > 0.01
+        if not expected_fail and (run.exit_code != 0 or run.result not in ("PASS", "ok")):
+            ok = False
+            print(f"{bpte.stem:<34} result: {run.result} {run.error}")
+        vela = (meta.get("vela_totals_from_log") or {}).get("total_cycles")
+        ratio = run.npu_cycles / vela if vela else math.nan
+        if vela and vela >= 10_000:
+            ratios.append(ratio)
+        print(f"{bpte.stem:<34} {run.variant:<15} {run.memory_mode:<15} {run.npu_cycles:>11,} "
+              f"{vela or 0:>11,} {ratio:>9.2f}  {_bound(run)}")
+        # the network: the oracle builder's folder name without "_u85-<MACs>" and the memory-mode tag
+        net = re.sub(r"(_dedicated|_shared)?_u85-\d+$", "", bpte.stem)
+        by_net.setdefault((net, run.memory_mode), []).append((int(run.variant.rsplit("-", 1)[1]),
+                                                              run.npu_cycles, bpte.stem))
+    if ratios:
+        g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"\nours/Vela total, networks (Vela >= 10,000 cycles): {len(ratios)} programs, geometric mean {g:.2f}, "
+              f"min {min(ratios):.2f}, max {max(ratios):.2f}")
+    print("\nthe same network at several MAC sizes (cycles must fall as the MACs grow):")
+    for (net, mode), runs in sorted(by_net.items()):
+        if len(runs) < 2:
+            continue
+        runs.sort()
+        falling = all(b[1] < a[1] for a, b in zip(runs, runs[1:]))
+        ok &= falling
+        steps = " > ".join(f"{macs}: {cycles:,}" for macs, cycles, _ in runs)
+        print(f"  {net} {mode}: {steps}  {'monotone' if falling else 'NOT MONOTONE'}")
+    p = PUBLISHED_TUTORIAL_MV2
+    print(f"\npublished: {p['what']}: ethosu_pmu_cycle_cntr {p['cycles']:,}, cntr0 {p['cntr0']:,}")
+    print(f"  not a Corstone-320 anchor: the log's PMU block has {p['counters']} event counters with U55 event names "
+          f"(the Corstone-320 runner programs 7 on the U85's 8), so the run was a Corstone-300 Ethos-U55 build (the "
+          f"counters read no external-port traffic: Sram_Only-like) of an older ExecuTorch and Vela; see "
+          f"validate_cycles.py without --u85 for the U55 MobileNetV2 comparison")
+    return 0 if ok else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fast", action="store_true", help="a small subset (for the tests)")
@@ -117,8 +194,12 @@ def main(argv=None) -> int:
                     help="MLEK's .tflite models (KWS/AD MicroNet-M): same-graph anchors via tools/tflite_npu.py")
     ap.add_argument("--per-op", action="store_true",
                     help="per-operation table against Vela's per-layer estimate (tools/vela_per_op.py)")
+    ap.add_argument("--u85", nargs="*", metavar="DIR", default=None,
+                    help="the Ethos-U85 programs of tests/data/oracle_u85 (and of each DIR) instead")
     ap.add_argument("programs", nargs="*", help="with --per-op: the programs (default: every cached one)")
     args = ap.parse_args(argv)
+    if args.u85 is not None:
+        return u85_report([ROOT / "tests" / "data" / "oracle_u85", *args.u85])
     if args.per_op:
         sys.path.insert(0, str(ROOT / "tools"))
         import vela_per_op
