@@ -137,6 +137,34 @@ def _unknown(platform: str) -> UnknownParameter:
                             "devices.uart0.out_file, or an FVP parameter such as ethosu.num_macs")
 
 
+#: the Ethos-U model's own options (``ethosu.extra_args``) this simulator implements: ``--fast``/``-F`` (no NPU
+#: timing) and ``--pmu-trace FILE`` (run_fvp.sh ``--trace_file``: the PMU trace, fvp/host/pmu_trace.py)
+EXTRA_ARGS = ("--fast", "-F", "--pmu-trace FILE")
+
+
+def _extra_args(value: str) -> list:
+    try:
+        args = shlex.split(value)
+    except ValueError as e:
+        raise ValueError(f"cannot split {value!r}: {e}") from None
+    out = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--fast", "-F"):
+            out.append(("npu.timing", "none"))
+        elif a == "--pmu-trace" or a.startswith("--pmu-trace="):
+            path = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else "")
+            i += 0 if "=" in a else 1
+            if not path:
+                raise ValueError("--pmu-trace needs a file name")
+            out.append(("npu.pmu_trace", path))
+        else:  # never ignored silently: the user asked the NPU model for something
+            raise ValueError(f"unknown Ethos-U option {a!r}; this model has {', '.join(EXTRA_ARGS)}")
+        i += 1
+    return out or None
+
+
 def _translate(name: str, value, merged: dict, family: str, noops, given: str):
     """``name`` in the Corstone-300's spelling (``given`` is the name as written, for the no-op patterns)."""
     if name == "ethosu.num_macs":
@@ -153,12 +181,7 @@ def _translate(name: str, value, merged: dict, family: str, noops, given: str):
             value = value.strip("'\"")
         return [(f"devices.uart0.{key}", value)]
     if name == "ethosu.extra_args":
-        args = shlex.split(str(value))
-        out = []
-        for i, a in enumerate(args):
-            if a in ("--fast", "-F"):
-                out.append(("npu.timing", "none"))
-        return out or None
+        return _extra_args(str(value))
     m = re.fullmatch(r"cpu0\.CFG([ID])TCMSZ", name)
     if m:
         region = "ITCM" if m.group(1) == "I" else "DTCM"

@@ -397,6 +397,9 @@ NPU = Section({
     # 0 used to mean the default; a stream that may run no command is a mistake, so it is now an error
     "max_commands": Key(uint(1_000_000_000, lo=1, what="a command count"),
                         "commands per stream before the watchdog (STATUS.wd_fault)", 1_000_000),
+    "pmu_trace": Key(STR, "a file for the PMU trace the FVP writes for `ethosu.extra_args=--pmu-trace FILE` "
+                     "(gzip-compressed Chrome trace JSON: the command processor's QREAD and each operation over "
+                     "NPU cycles; docs/pmu-trace.md); empty: none", ""),
     "description": _DESCRIPTION,
     "timing_params": Key(TIMING_PARAMS, TIMING_PARAMS.doc, {}, convert=TIMING_PARAMS.build, default_doc="none"),
 }, "the NPU")

@@ -62,7 +62,8 @@ _PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d|TFL3")  # .pte, .bpte, .tflite (TFL
 # (name, type, default, meaning): what -l lists. Only what this simulator acts on, plus the accepted no-ops.
 _PARAMS = [
     ("ethosu.num_macs", "int", "{macs}", "MACs per cycle of the {npu}: {allowed}"),
-    ("ethosu.extra_args", "string", "''", "--fast/-F: functional NPU (no timing); other options are ignored"),
+    ("ethosu.extra_args", "string", "''",
+     "--fast/-F: functional NPU (no timing); --pmu-trace FILE: the PMU trace; other options are refused"),
     ("mps3_board.uart0.out_file", "string", "'-'", "UART0 output: '-' for stdout or a file name"),
     ("mps3_board.uart0.shutdown_on_eot", "bool", "1", "stop the simulation on EOT (0x04) written to UART0"),
     ("mps3_board.uart0.shutdown_tag", "string", "''", "stop the simulation when this string is printed"),

@@ -19,7 +19,7 @@ import resource
 import sys
 from dataclasses import dataclass, fields
 
-from ..errors import ConfigProblems
+from ..errors import ConfigError, ConfigProblems
 from ..machine.platform import Platform, RunResult
 from .firmware_image import FirmwareImage, firmware_image
 from .entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
@@ -63,7 +63,18 @@ def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
     the FVP's trailer (and ``--stat``)."""
     if main is None:
         main = checked_image(platform).main
+    trace = platform.spec.npu.pmu_trace if platform.spec.npu is not None else ""
+    if trace:  # refused before the run, like an unwritable UART file
+        from . import pmu_trace
+
+        problem = pmu_trace.check(trace)
+        if problem:
+            raise ConfigError(problem)
     result = platform.run(main)
+    if trace:
+        problem = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
+        if problem:
+            print(f"fvp: error: {problem}", file=sys.stderr)
     outcome = RunOutcome(**{f.name: getattr(result, f.name) for f in fields(RunResult)},
                          exit_code=print_trailer(platform, result))
     if stat:

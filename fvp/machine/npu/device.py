@@ -62,6 +62,7 @@ class StreamRecord:
     timing: object = None
     fault: NpuFault | None = None
     commands: int = 0
+    qread: int = 0  # QREAD when the stream ended: bytes of the command stream consumed
 
 
 _WEIGHT_CACHE = None
@@ -257,7 +258,7 @@ class EthosU(Device):
         rec = StreamRecord(start_ps=start, end_ps=end, npu_cycles=cycles, operations=ops, timing=timing,
                            fault=fault, commands=result.commands if result is not None else 0)
         self.streams.append(rec)
-        self.qread = min(self.qsize, 4 * rec.commands) if fault is not None else self.qsize
+        self.qread = rec.qread = min(self.qsize, 4 * rec.commands) if fault is not None else self.qsize
         if fault is not None:
             self.diagnostic(self._describe_fault(fault))
         self._completion_seq += 1
