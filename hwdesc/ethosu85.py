@@ -73,6 +73,8 @@ ELEMENTWISE_MODE = Codes({
     0: "MUL", 1: "ADD", 2: "SUB", 3: "MIN", 4: "MAX", 5: "LRELU", 6: "ABS", 7: "CLZ", 8: "SHR", 9: "SHL",
     10: "LSR", 11: "DIV", 16: "CMP_EQ", 17: "CMP_NE", 18: "CMP_GE", 19: "CMP_GT", 33: "AND", 34: "OR", 35: "XOR",
     36: "NOT", 42: "AND_NOT"})
+#: elementwise modes with one operand (no IFM2; Regor's IsUnaryElementwise)
+UNARY_ELEMENTWISE_MODES = ("ABS", "CLZ", "LRELU", "NOT")
 IFM_UPSCALE_MODE = Codes({0: "NONE", 1: "NEAREST", 2: "ZEROS"})
 KERNEL_DECOMPOSITION = Codes({0: "D8X8", 1: "D4X4"})
 KERNEL_DILATION = Codes({0: "NONE", 1: "X2"})

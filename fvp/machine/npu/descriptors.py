@@ -11,12 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hwdesc import ethosu as R
+from hwdesc import ethosu85 as R85
 
 DTYPE_NAMES = {
     (8, True): "int8", (8, False): "uint8", (16, True): "int16", (16, False): "uint16",
     (32, True): "int32", (32, False): "uint32", (64, True): "int64", (64, False): "uint64",
 }
 
+
+#: round modes only the Ethos-U85 has (its ROUND_MODE_OFM), numbered for ``NpuOperation.ofm_round_mode`` beside the
+#: U55's ROUND_DBL/ROUND_TRUNCATE/ROUND_NATURAL (0..2 of hwdesc.ethosu; 3 is reserved there): TRUNCATE_TO_LOWER
+#: rounds down, SYMMETRIC rounds half away from zero, DOUBLE_ASYMMETRIC is DBL with the 2**30 correction always
+#: added (the engines' ``rounding_constant``)
+ROUND_FLOOR, ROUND_SYMMETRIC, ROUND_DBL_ASYMMETRIC = 4, 5, 6
+#: ``NpuOperation.ifm_scale_mode`` of Ethos-U85 elementwise operations: each operand through its own scale
+#: register (IFM_SCALE, IFM2_SCALE); the U55's modes are 0..2 (hwdesc.ethosu IFM_SCALE_MODE)
+IFM_SCALE_PER_OPERAND = 3
 
 #: the axes of an OFM transpose (Ethos-U85 OFM_PRECISION.activation_transpose): memory axis i holds the computed
 #: axis ``TRANSPOSE_AXES[mode][i]`` of (H, W, C)
@@ -297,8 +307,8 @@ class NpuOperation:
 
     @property
     def is_unary(self) -> bool:
-        """An elementwise operation with one operand (ABS, CLZ, LRELU): no IFM2."""
-        return self.sub_op in R.UNARY_ELEMENTWISE_MODES
+        """An elementwise operation with one operand (ABS, CLZ, LRELU; NOT on the U85): no IFM2."""
+        return self.sub_op in (R85.UNARY_ELEMENTWISE_MODES if self.u85 else R.UNARY_ELEMENTWISE_MODES)
 
     @property
     def mnemonic(self) -> str:

@@ -12,10 +12,9 @@ activation names its index and result types. This module translates that into th
 Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
 drives, ``GetOfmRoundingMode``, ``GenerateActivation``'s LUT slots and clip range, ``GenerateInputBroadcast``).
 
-Simplified / refused (``NpuFault("unsupported")`` naming the feature): NPU_OP_BRANCH, DMA
+Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, DMA
 gather/scatter (index mode), accumulator input KEEP/IFM2 and disabled accumulator output, sparse weights,
-ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), OFM round modes DOUBLE_ASYMMETRIC,
-SYMMETRIC and TRUNCATE_TO_LOWER, the int16 built-in TANH/SIGMOID tables.
+ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), the int16 built-in TANH/SIGMOID tables.
 """
 
 from __future__ import annotations
@@ -24,16 +23,15 @@ from hwdesc import ethosu as R55
 
 from ...errors import NpuFault
 from .command_stream import Command, RegisterState
-from .descriptors import Activation, AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Resize, Scale
+from .descriptors import (IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC, Activation,
+                          AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Resize, Scale)
 
 #: engine rounding code (hwdesc.ethosu ROUND_MODE) for each U85 OFM / IFM round mode the engines model:
 #: DOUBLE_SYMMETRIC is Regor's DBL (TOSA double rounding), TRUNCATE_TO_ZERO its TRUNCATE
 _OFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL,
-              "TRUNCATE_TO_ZERO": R55.ROUND_TRUNCATE}
+              "TRUNCATE_TO_ZERO": R55.ROUND_TRUNCATE, "TRUNCATE_TO_LOWER": ROUND_FLOOR,
+              "SYMMETRIC": ROUND_SYMMETRIC, "DOUBLE_ASYMMETRIC": ROUND_DBL_ASYMMETRIC}
 _IFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL}
-
-#: the engines' ``ifm_scale_mode`` for "each elementwise operand scaled by its own IFM_SCALE/IFM2_SCALE"
-IFM_SCALE_PER_OPERAND = 3
 
 #: LUT activation -> (index bits, index signed): the clip range code the engines' LUT lookup takes
 #: (hwdesc.ethosu ACTIVATION_CLIP_RANGE FORCE_UINT8 / FORCE_INT8 / FORCE_INT16)
@@ -230,7 +228,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     elif kind == "ELEMENTWISE":
         sub = _code_name(I.ELEMENTWISE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_ELEMENTWISE mode",
                          off)
-        if sub not in ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"):
+        if sub == "DIV":
             raise _unsupported(f"elementwise mode {sub}", off)
     elif kind == "RESIZE":
         sub = _code_name(I.RESIZE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_RESIZE mode", off)
@@ -270,7 +268,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
                   off, prec1)
         opa_scale, ifm_round = _scale(state, "NPU_SET_IFM_SCALE", _IFM_ROUND, off)
         ifm_scale_mode = IFM_SCALE_PER_OPERAND
-        if sub in R55.UNARY_ELEMENTWISE_MODES:  # ABS, CLZ, LRELU (NOT is refused above)
+        if sub in I.UNARY_ELEMENTWISE_MODES:
             broadcast = Broadcast(h=False, w=False, c=False, reversed_operands=False, scalar=False, scalar_value=0)
             if sub == "LRELU":  # the negative side's scale (alpha) is IFM2_SCALE
                 ifm2_scale, ifm2_round = _scale(state, "NPU_SET_IFM2_SCALE", _IFM_ROUND, off)

@@ -63,9 +63,15 @@ def _round_const(v, s, mode):
     one = np.ones((), v.dtype)
     if mode == 1:  # TRUNCATE: towards zero
         return np.where((v >= 0) | (s == 0), zero, (one << s) - 1)
+    if mode == ref.ROUND_FLOOR:
+        return np.zeros(np.broadcast(v, s).shape, v.dtype)
     r = np.where(s > 0, one << np.maximum(s - 1, 0), zero)
     if mode == 0:  # DBL: an extra 2**30 with the sign of v for shifts above 31
         r = r + np.where(s > 31, np.where(v >= 0, one << 30, -(one << 30)), zero)
+    elif mode == ref.ROUND_SYMMETRIC:  # half away from zero
+        r = r - np.where((v < 0) & (s > 0), one, zero)
+    elif mode == ref.ROUND_DBL_ASYMMETRIC:
+        r = r + np.where(s > 31, one << 30, zero)
     return r
 
 
@@ -96,7 +102,8 @@ def mul_round_shift(v, m, s, mode):
     v = np.int64(v)
     m = np.int64(m)
     s = np.int64(s)
-    # rounding constant
+    # rounding constant (modes as reference.rounding_constant: 0 DBL, 1 TRUNCATE, 2 NATURAL, 4 FLOOR,
+    # 5 SYMMETRIC, 6 DBL_ASYMMETRIC)
     if mode == 1:
         if v >= 0:
             r = np.int64(0)
@@ -105,13 +112,19 @@ def mul_round_shift(v, m, s, mode):
         else:
             half = np.int64(1) << (s - 1)
             r = (half - 1) + half
+    elif mode == 4:
+        r = np.int64(0)
     else:
         r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
+        if mode == 5 and v < 0 and s > 0:
+            r -= np.int64(1)
         if mode == 0 and s > 31:
             if v >= 0:
                 r += np.int64(1) << 30
             else:
                 r -= np.int64(1) << 30
+        if mode == 6 and s > 31:
+            r += np.int64(1) << 30
     mask = np.int64(0xFFFFFFFF)
     vh = v >> 32
     vl = v & mask
@@ -151,7 +164,7 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
         for j in range(c):
             v = value[i, j]
             s = shift[j]
-            if -(1 << 30) < v < (1 << 30) and s <= 62 and mode != 1:
+            if -(1 << 30) < v < (1 << 30) and s <= 62 and (mode == 0 or mode == 2):
                 # |v * m| < 2**62 and R <= 2**61 + 2**30: the int64 expression cannot overflow
                 r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
                 if mode == 0 and s > 31:
@@ -648,6 +661,8 @@ def elementwise_value(a_raw, b_raw, op):
             return a + b if sub == "ADD" else a - b
         if sub == "LRELU":
             return a
+        if sub in ref.U85_ONLY_MODES:
+            return ref.u85_elementwise(a, b, op)
     if sub in ("ADD", "SUB"):
         mode = op.ifm_scale_mode
         if mode == 0:

@@ -33,6 +33,8 @@ import numpy as np
 
 from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
 
+from ..descriptors import IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC  # noqa: F401
+
 from ...sim import interruption_point
 
 #: host memory per element relative to the fast engine (object arrays of Python integers): ``npu/bounds.py``
@@ -45,9 +47,15 @@ def rounding_constant(v: int, s: int, mode: int) -> int:
     """The constant R added before the arithmetic right shift by ``s`` (section 2.1)."""
     if mode == ROUND_TRUNCATE:
         return 0 if v >= 0 else (1 << s) - 1
+    if mode == ROUND_FLOOR:
+        return 0
     r = (1 << (s - 1)) if s > 0 else 0
+    if mode == ROUND_SYMMETRIC and v < 0 and s > 0:
+        r -= 1
     if mode == ROUND_DBL and s > 31:
         r += (1 << 30) if v >= 0 else -(1 << 30)
+    if mode == ROUND_DBL_ASYMMETRIC and s > 31:
+        r += 1 << 30
     return r
 
 
@@ -371,6 +379,9 @@ def elementwise_value(a_raw, b_raw, op):
         return f(a, b)
     if sub == "LRELU" and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
         return a  # per_operand_scaled applied IFM_SCALE to x >= 0 and IFM2_SCALE (alpha) to x < 0
+    if sub in U85_ONLY_MODES:
+        return u85_elementwise(np.asarray(a, dtype=object).astype(np.int64), None if b is None else
+                               np.asarray(b, dtype=object).astype(np.int64), op)
     if sub == "LRELU":  # [uncertain]
         m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
         f = np.frompyfunc(lambda x: int(x) if x >= 0 else rshift_round(x, m, s, rm), 1, 1)
@@ -378,8 +389,42 @@ def elementwise_value(a_raw, b_raw, op):
     raise ValueError(sub)
 
 
-#: ``ifm_scale_mode`` of Ethos-U85 elementwise operations (``operations_u85.IFM_SCALE_PER_OPERAND``)
-IFM_SCALE_PER_OPERAND = 3
+#: the Ethos-U85's elementwise modes beyond the U55's (hwdesc.ethosu85 ELEMENTWISE_MODE; DIV is not modelled)
+U85_ONLY_MODES = ("CMP_EQ", "CMP_NE", "CMP_GE", "CMP_GT", "AND", "OR", "XOR", "NOT", "AND_NOT", "LSR")
+
+
+def u85_elementwise(a: np.ndarray, b, op) -> np.ndarray:
+    """The U85-only modes on int64 operands (after zero points and operand scales): comparisons give an
+    all-ones mask (-1) where true and 0 where false (decided by the oracle r3_compare: Regor ANDs the mask with a
+    constant 1 to make a bool tensor, and uses it directly as the select mask of ``where``); AND/OR/XOR/AND_NOT
+    (``a & ~b``)/NOT are bitwise on two's complement values; LSR shifts IFM's bits right (as unsigned of the IFM
+    width) by ``b mod width``, the result read back as signed [inferred from TOSA's LOGICAL_RIGHT_SHIFT].
+    Shared by both engines (plain vectorised numpy)."""
+    sub = op.sub_op
+    if sub == "NOT":
+        return ~a
+    if sub == "CMP_EQ":
+        return -(a == b).astype(np.int64)
+    if sub == "CMP_NE":
+        return -(a != b).astype(np.int64)
+    if sub == "CMP_GE":
+        return -(a >= b).astype(np.int64)
+    if sub == "CMP_GT":
+        return -(a > b).astype(np.int64)
+    if sub == "AND":
+        return a & b
+    if sub == "OR":
+        return a | b
+    if sub == "XOR":
+        return a ^ b
+    if sub == "AND_NOT":
+        return a & ~b
+    if sub == "LSR":
+        bits = op.ifm.bits
+        u = a & ((1 << bits) - 1)
+        r = u >> (b & (bits - 1))
+        return np.where(r >= 1 << (bits - 1), r - (1 << bits), r)
+    raise ValueError(sub)
 
 
 def per_operand_scaled(a, b, op):
