@@ -246,3 +246,35 @@ def test_vela_select_on_a_bool_graph_output_defect():
             want = npz[f"call0_npu{k}_{j}"].ravel()
             got = np.frombuffer(outs51[j], want.dtype)[:want.size]
             assert np.array_equal(got, want) == (j not in wrong) or (k == 1 and j == 1), (k, j)
+
+
+def test_vela_matmul_second_head_keeps_the_first_heads_ifm_base_defect():
+    """A U85 stream Vela 5.1 and 5.2 both get wrong (vitish, meta.json vela_stream_defect): the second head of each
+    q @ k^T reads the first head's queries because its IFM_BASE0 is not advanced. Executed as written the output
+    differs from the TOSA reference model; with the missing NPU_SET_IFM_BASE0 inserted it is bit-exact, which
+    pins the difference to those two register writes."""
+    import dataclasses
+    import struct
+
+    from fvp.machine.npu.command_stream import parse_driver_payload
+    from hwdesc import ethosu85
+
+    name = "vitish_u85-256"
+    d, meta, npz, bpte = _fixture(name)
+    blob = _blobs_by_delegate(bpte)[0]
+    payload = parse_driver_payload(blob.cmd_data)
+    words = [int(w) for w in payload.stream]
+    for offset, value in sorted(meta["vela_stream_defect"]["missing_ifm_base"], reverse=True):
+        i = int(offset, 16) // 4
+        words[i:i] = [ethosu85.CODE.NPU_SET_IFM_BASE0, int(value, 16)]
+    header = bytearray(blob.cmd_data[:payload.stream_offset])
+    n = len(words)  # the COMMAND_STREAM action's length field (hwdesc.ethosu driver_action_length)
+    tag = struct.unpack_from("<I", header, len(header) - 4)[0]
+    struct.pack_into("<I", header, len(header) - 4, (tag & 0xFF) | ((n >> 16) & 0xFF) << 8 | (n & 0xFFFF) << 16)
+    fixed = dataclasses.replace(blob, cmd_data=bytes(header) + np.array(words, np.uint32).tobytes())
+    for k in (0, 1):
+        ins = [np.ascontiguousarray(npz[f"call0_q{k}_0"]).tobytes()]
+        want = npz[f"call0_npu{k}_0"].ravel()
+        as_written = np.frombuffer(run_blob(blob, ins, arch=meta["target"])[1][0], want.dtype)[:want.size]
+        repaired = np.frombuffer(run_blob(fixed, ins, arch=meta["target"])[1][0], want.dtype)[:want.size]
+        assert not np.array_equal(as_written, want) and np.array_equal(repaired, want), k
