@@ -201,11 +201,15 @@ class StreamChecker:
         total = d.total_bytes
         if total <= 0:
             return []
-        mode = d.mode if ctx.arch.is_u65 else 0
+        mode = d.mode if (ctx.arch.is_u65 or op.u85) else 0
         rows = 1 if mode == 0 else d.size0
         planes = d.size1 if mode == 2 else 1
-        span = max(d.length * rows * planes, d.length + max(0, rows - 1) * (d.length + (d.skip0 if mode else 0))
-                   + max(0, planes - 1) * (d.length * rows + (d.skip1 if mode == 2 else 0)))
+        if op.u85:  # per-side strides; a scatter's rows go anywhere up to IDX_MAX
+            nrows = d.idx_max + 1 if d.indexed == "dst" else rows
+            span = d.length + max(0, nrows - 1) * abs(d.dst_stride0) + max(0, planes - 1) * abs(d.dst_stride1)
+        else:
+            span = max(d.length * rows * planes, d.length + max(0, rows - 1) * (d.length + (d.skip0 if mode else 0))
+                       + max(0, planes - 1) * (d.length * rows + (d.skip1 if mode == 2 else 0)))
         if d.dst_internal:
             return [("shram", d.dst_address, d.dst_address + span, 0, "DMA destination")]
         lo = (ctx.bases[d.dst_region] + d.dst_address) & ctx.mask

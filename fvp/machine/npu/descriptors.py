@@ -218,6 +218,17 @@ class Dma:
     size1: int
     skip0: int
     skip1: int
+    # Ethos-U85: per-side strides of the 2-D/3-D modes (bytes between the SIZE0 rows / SIZE1 planes), and the
+    # index table of a gather (``indexed == "src"``) or scatter (``"dst"``): int32 row numbers at ``idx_address``
+    # of ``idx_region``, at most ``idx_max``
+    src_stride0: int = 0
+    src_stride1: int = 0
+    dst_stride0: int = 0
+    dst_stride1: int = 0
+    indexed: str = ""
+    idx_region: int = 0
+    idx_address: int = 0
+    idx_max: int = 0
 
     @property
     def mode(self) -> int:

@@ -316,8 +316,52 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     return rec
 
 
+def _run_dma_u85(ctx: _Ctx, op: NpuOperation) -> OpRecord:
+    """An Ethos-U85 DMA (``operations_u85``): SIZE1 planes x SIZE0 rows x LEN bytes (1-D: one row), row and plane
+    strides on each side; a gather/scatter reads one int32 row number per row from the index table, which takes
+    the place of the row counter on the indexed side. Rows are copied in order (a later row wins); every row's
+    source and destination are checked against the memory map as it is copied."""
+    d = op.dma
+    rec = OpRecord(op)
+    rows = 1 if d.src_stride_mode == 0 else d.size0
+    planes = d.size1 if d.src_stride_mode == 2 else 1
+    n = d.length * rows * planes
+    if n == 0:
+        return rec
+    if n > bounds.HOST_BYTES_PER_OP:
+        raise NpuFault("unsupported", f"DMA at 0x{op.offset:x} of {n} bytes is too large to simulate",
+                       offset=op.offset)
+    index = None
+    if d.indexed:
+        index = ctx.view(d.idx_region, d.idx_address, 4 * rows, False).view("<i4").astype(np.int64)
+        rec._add("r", "dma", d.idx_region, 4 * rows)
+        bad = np.flatnonzero((index < 0) | (index > d.idx_max))
+        if bad.size:
+            raise NpuFault("bus_error", f"DMA index {int(index[bad[0]])} (entry {int(bad[0])}) is outside 0.."
+                           f"{d.idx_max} (IDX_MAX)", offset=op.offset)
+
+    def at(internal, region, address, stride0, stride1, p, row, write):
+        off = address + p * stride1 + row * stride0
+        return ctx.shram_slice(off, d.length) if internal else ctx.view(region, off, d.length, write)
+
+    for p in range(planes):
+        for r in range(rows):
+            if (p * rows + r) % 4096 == 0:
+                interruption_point()
+            src_row = int(index[r]) if d.indexed == "src" else r
+            dst_row = int(index[r]) if d.indexed == "dst" else r
+            data = np.array(at(d.src_internal, d.src_region, d.src_address, d.src_stride0, d.src_stride1, p, src_row,
+                               False), copy=True)
+            at(d.dst_internal, d.dst_region, d.dst_address, d.dst_stride0, d.dst_stride1, p, dst_row, True)[:] = data
+    rec._add("r", "dma", SHRAM_REGION if d.src_internal else d.src_region, n)
+    rec._add("w", "dma", SHRAM_REGION if d.dst_internal else d.dst_region, n)
+    return rec
+
+
 def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     d = op.dma
+    if op.u85:
+        return _run_dma_u85(ctx, op)
     rec = OpRecord(op)
     mode = d.dst_stride_mode if ctx.arch.is_u65 else 0
     if mode == 3:

@@ -12,9 +12,14 @@ activation names its index and result types. This module translates that into th
 Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
 drives, ``GetOfmRoundingMode``, ``GenerateActivation``'s LUT slots and clip range, ``GenerateInputBroadcast``).
 
-Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, DMA
-gather/scatter (index mode), accumulator input KEEP/IFM2 and disabled accumulator output, sparse weights,
-ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), the int16 built-in TANH/SIGMOID tables.
+DMA: 1-D, 2-D and 3-D copies (SIZE0 rows, SIZE1 planes, each side with its own strides), and the 2-D gather and
+scatter (an int32 index per row replaces the row counter on the indexed side; an index above IDX_MAX stops the
+stream) [inferred from Regor's GenerateDMA and its Gather/Scatter lowering; the gather checked by a held-out
+embedding program].
+
+Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, the 3-D
+gather/scatter (IDX_SKIP1), accumulator input KEEP (and IFM2 outside the null pool) and disabled accumulator
+output, depthwise weights in the fast or sparse format, ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), the int16 built-in TANH/SIGMOID tables.
 """
 
 from __future__ import annotations
@@ -170,16 +175,26 @@ def _dma(state: RegisterState, offset: int) -> Dma:
     def dst(fname):
         return state.field("NPU_SET_DMA0_DST_REGION", fname)
 
-    if src("idx_mode") or dst("idx_mode"):
-        raise _unsupported("indexed DMA (gather/scatter)", offset)
     mode = src("stride_mode")
-    if mode != 0:
-        raise _unsupported(f"{('2-D', '3-D', 'reserved')[min(mode, 3) - 1]} DMA", offset)
+    if mode == 3:
+        raise NpuFault("cmd_parse_error", "DMA0_SRC_REGION has the reserved stride mode 3", offset=offset)
+    indexed = "src" if src("idx_mode") else "dst" if dst("idx_mode") else ""
+    if src("idx_mode") and dst("idx_mode"):
+        raise NpuFault("cmd_parse_error", "DMA indexed at both its source and its destination", offset=offset)
+    if indexed and mode == 2:
+        raise _unsupported("3-D indexed DMA (gather/scatter with IDX_SKIP1)", offset)
     return Dma(src_region=src("region"), src_internal=bool(src("region_mode")),
                src_address=state.address("NPU_SET_DMA0_SRC"), dst_region=dst("region"),
                dst_internal=bool(dst("region_mode")), dst_address=state.address("NPU_SET_DMA0_DST"),
-               length=state.address("NPU_SET_DMA0_LEN"), src_stride_mode=0, dst_stride_mode=0,
-               size0=state.u16("NPU_SET_DMA0_SIZE0"), size1=state.u16("NPU_SET_DMA0_SIZE1"), skip0=0, skip1=0)
+               length=state.address("NPU_SET_DMA0_LEN"), src_stride_mode=mode, dst_stride_mode=mode,
+               size0=state.u16("NPU_SET_DMA0_SIZE0"), size1=state.u16("NPU_SET_DMA0_SIZE1"), skip0=0, skip1=0,
+               src_stride0=state.signed_address("NPU_SET_DMA0_SRC_STRIDE0"),
+               src_stride1=state.signed_address("NPU_SET_DMA0_SRC_STRIDE1"),
+               dst_stride0=state.signed_address("NPU_SET_DMA0_DST_STRIDE0"),
+               dst_stride1=state.signed_address("NPU_SET_DMA0_DST_STRIDE1"), indexed=indexed,
+               idx_region=state.field("NPU_SET_DMA0_IDX_REGION", "region"),
+               idx_address=state.address("NPU_SET_DMA0_IDX"),
+               idx_max=state.field("NPU_SET_DMA0_IDX_MAX", "idx_max"))
 
 
 def _resize(state: RegisterState, mode: str, offset: int) -> Resize:
@@ -218,7 +233,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     if kind == "BRANCH":
         raise _unsupported("NPU_OP_BRANCH (command-stream control flow)", off)
     if kind == "DMA":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off))
+        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off), u85=True)
 
     sub = None
     if kind == "POOL":
@@ -311,8 +326,9 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         if dynamic:
             # weights from IFM2 (Regor's MatMul: IFM2 holds B transposed, row y of the OFM takes the weights
             # W[n, k] = IFM2[y, n, k], minus IFM2's zero point); 1x1 kernel, global scale, no bias
-            if kernel.elements != 1 or kernel.stride_x != 1 or kernel.stride_y != 1:
-                raise _unsupported("convolution with weights from IFM2 and a kernel larger than 1x1", off)
+            if (kernel.elements != 1 or kernel.stride_x != 1 or kernel.stride_y != 1 or kernel.upscale != "NONE"
+                    or kernel.pad_top or kernel.pad_left or kernel.pad_bottom or kernel.pad_right):
+                raise _unsupported("convolution with weights from IFM2 other than 1x1, stride 1, unpadded", off)
             ifm2 = _fm(state, "IFM2", "ifm2", oh, od, idepth, off)
 
     weights = scales = ()

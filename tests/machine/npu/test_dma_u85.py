@@ -1,0 +1,71 @@
+"""Ethos-U85 DMA: 2-D/3-D copies with per-side strides and the 2-D gather (an int32 row number per row).
+
+The gather runs in a real program: ``tests/data/u85/gatherish_u85-256.bpte`` (``gatherish.py`` beside it: an
+embedding lookup and a linear layer, ExecuTorch 1.5.1 + Vela 5.1 for ethos-u85-256; the oracle builder cannot
+evaluate its CPU dtype conversion, so the check is the program's bundled PyTorch outputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fvp.errors import NpuFault
+from fvp.machine.npu.descriptors import Dma, NpuOperation
+from fvp.machine.npu.execute import _Ctx, _run_dma
+from fvp.machine.npu.arch import get_arch
+from fvp.machine.npu.operations import iter_operations
+from machine.npu.helpers import FakeMemory, extract_vela_blobs
+from testutil import DATA, run_fvp
+
+PROGRAM = DATA / "u85" / "gatherish_u85-256.bpte"
+
+
+def _ctx(mem_size=4096):
+    arch = get_arch("ethos-u85-256")
+    mem = FakeMemory()
+    buf = mem.add(0x1000_0000, np.arange(mem_size, dtype=np.int64).astype(np.uint8))
+    out = mem.add_zeros(0x2000_0000, mem_size)
+    idx = mem.add(0x3000_0000, np.zeros(64, np.uint8))
+    ctx = _Ctx(arch, [0x1000_0000, 0x2000_0000, 0x3000_0000], mem, np.zeros(2048, np.uint8), None, None)
+    return ctx, buf, out, idx
+
+
+def _dma(**kw):
+    base = dict(src_region=0, src_internal=False, src_address=0, dst_region=1, dst_internal=False, dst_address=0,
+                length=4, src_stride_mode=1, dst_stride_mode=1, size0=3, size1=1, skip0=0, skip1=0)
+    base.update(kw)
+    return NpuOperation(kind="DMA", offset=0, param=0, dma=Dma(**base), u85=True)
+
+
+def test_2d_copy_with_strides():
+    ctx, buf, out, _ = _ctx()
+    _run_dma(ctx, _dma(src_stride0=10, dst_stride0=4))
+    assert out[:12].tolist() == [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]
+
+
+def test_3d_copy_with_plane_strides():
+    ctx, buf, out, _ = _ctx()
+    _run_dma(ctx, _dma(src_stride_mode=2, dst_stride_mode=2, size0=2, size1=2, length=2, src_stride0=4,
+                       src_stride1=100, dst_stride0=2, dst_stride1=4))
+    assert out[:8].tolist() == [0, 1, 4, 5, 100, 101, 104, 105]
+
+
+def test_gather_and_scatter_and_index_limit():
+    ctx, buf, out, idx = _ctx()
+    idx[:12] = np.array([7, 0, 2], "<i4").view(np.uint8)
+    _run_dma(ctx, _dma(src_stride0=16, dst_stride0=4, indexed="src", idx_region=2, idx_max=9))
+    assert out[:12].tolist() == [112, 113, 114, 115, 0, 1, 2, 3, 32, 33, 34, 35]
+    out[:] = 0
+    _run_dma(ctx, _dma(src_stride0=4, dst_stride0=8, indexed="dst", idx_region=2, idx_max=9))
+    assert out[56:60].tolist() == [0, 1, 2, 3] and out[16:20].tolist() == [8, 9, 10, 11]
+    with pytest.raises(NpuFault, match="outside 0..5"):
+        _run_dma(ctx, _dma(src_stride0=16, dst_stride0=4, indexed="src", idx_region=2, idx_max=5))
+
+
+def test_gather_program_passes_its_bundled_check():
+    blob = extract_vela_blobs(PROGRAM.read_bytes())[0]
+    dmas = [op.dma for _, op in iter_operations(blob.stream, "ethos-u85-256") if op.kind == "DMA"]
+    assert any(d.indexed == "src" for d in dmas)
+    rc, out, err = run_fvp("run", PROGRAM)
+    assert rc == 0 and "Test_result: PASS" in out, out[-2000:] + err
+    assert "max_absolute_error:  0.000000" in out
