@@ -18,6 +18,8 @@ is given.
 
 from __future__ import annotations
 
+import base64
+
 import io
 import sys
 from pathlib import Path
@@ -33,6 +35,7 @@ from .executorch.ethosu_backend import EthosUBackend
 from .executorch.kernels import REGISTRY
 from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
 from .executorch.method import Method, RtTensor
+from .executorch.etdump import ETDumpGen
 from .executorch.perf_monitor import PerfMonitor, npu_family
 from .executorch.profiles import DEFAULT_PROFILE, PROFILES, TUTORIAL_PROFILE, get_profile
 from .executorch.program import SCALAR_TYPES, load_program
@@ -52,6 +55,8 @@ _OPTIONS = {
     "log_inputs": "print every input element (ET_LOG_DUMP_INPUT), true/false",
     "atol": "absolute tolerance of the BundleIO check (ET_ATOL), a number",
     "rtol": "relative tolerance of the BundleIO check (ET_RTOL), a number",
+    "etdump": "built with the ETDump event tracer (ET_EVENT_TRACER_ENABLED): the ETDump is printed base64 in a "
+              "#[RUN THIS] block at the end, true/false",
 }
 
 
@@ -105,7 +110,7 @@ def check_config(boot: dict) -> list[str]:
             problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
         elif key == "inferences" and not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100000):
             problems.append(f"firmware.options.inferences: {value!r}: expected {_OPTIONS[key]}")
-        elif key in ("log_outputs", "log_inputs") and not isinstance(value, bool):
+        elif key in ("log_outputs", "log_inputs", "etdump") and not isinstance(value, bool):
             problems.append(f"firmware.options.{key}: {value!r}: expected true or false")
         elif key in ("atol", "rtol") and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
             problems.append(f"firmware.options.{key}: {value!r}: expected a non-negative number")
@@ -135,6 +140,11 @@ class Runner:
         self.log_inputs = bool(opts.get("log_inputs", False))
         self.atol = float(opts.get("atol", 0.01))
         self.rtol = float(opts.get("rtol", 0.01))
+        # ETDump: printed base64 (the runner built with ET_EVENT_TRACER_ENABLED), or written to the host file
+        # ``fvp run --etdump FILE`` names (as the semihosting build writes etdump.bin)
+        self.etdump_path = boot.args.get("etdump")
+        self.tracer = None
+        self.etdump_enabled = bool(opts.get("etdump", False)) or bool(self.etdump_path)
         npu = boot.npu
         # the runner is built for the board's NPU (run.sh: -DETHOSU_TARGET_NPU_CONFIG=<target>): it selects the
         # driver (ETHOSU55/65 or ETHOSU85 with ETHOSU_MACS) and the perf monitor's PMU events
@@ -241,11 +251,20 @@ class Runner:
         mm = MemoryManager(self.method_alloc, HierarchicalAllocator(buffers), self.temp_alloc)
 
         base_loaded = used()
+        if self.etdump_enabled:
+            log.info("Setting up ETDump")
+            self.tracer = ETDumpGen(self.perf.cpu_ccntr)
         self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, RUNTIME_KERNELS,
                              self.backends)
+        self.method.event_tracer = self.tracer
         load_ok = True
         try:
-            self.method.load()
+            if self.tracer is not None:  # Program::load_method: the "Default" block, its event and Method::init's
+                self.tracer.create_event_block("Default")
+                with self.tracer.profile("Program::load_method"), self.tracer.profile("Method::init"):
+                    self.method.load()
+            else:
+                self.method.load()
         except RuntimeFailure as e:
             load_ok = False
             log.info(msgs["load_failed"].format(name=plan.name, status=int(e.code)))
@@ -371,6 +390,7 @@ class Runner:
             elif step == "mem_status":
                 self.log_mem_status()
             elif step == "complete":
+                self.write_etdump()
                 self.check(model_ok, "model_ok", msgs["problem"])
                 if self.write_failures:
                     more = len(self.write_failures) - 1
@@ -397,6 +417,31 @@ class Runner:
             self.temp_alloc.reset()
         self.perf.stop(self.inferences)
         return True
+
+    # ------------------------------------------------------------------ ETDump
+    def write_etdump(self) -> None:
+        """``write_etdump``: to the host file (``--etdump``, as the semihosting build writes etdump.bin) or base64
+        on the console in the block run_fvp.sh extracts."""
+        if self.tracer is None:
+            return
+        data = self.tracer.get_etdump_data()
+        if self.etdump_path:
+            log.info(f"Writing etdump to file: {self.etdump_path}")
+            res = self.bus.host_write_file(self.etdump_path, data)
+            if not res.ok:
+                log.error(f"Could not open etdump file {self.etdump_path} (errno: {res.errno})")
+                self.write_failures.append(f"ETDump file {self.etdump_path} was not written: {res.strerror} "
+                                           f"(errno {res.errno})")
+            return
+        encoded = base64.b64encode(data).decode()
+        log.info(f"[base64] buffer size: {len(encoded)}")
+        log.printf("#[RUN THIS]\n")
+        log.printf("# Writing etdump.bin [base64]\n")
+        log.printf(f'echo "{encoded}" | base64 -d >etdump.bin\n')
+        log.printf("# Generate cpu cycle table with:\n")
+        log.printf("python3 -m devtools.inspector.inspector_cli --etdump_path etdump.bin  --source_time_scale cycles "
+                   "--target_time_scale cycles\n")
+        log.printf("#[END]\n")
 
     # ------------------------------------------------------------------ outputs
     def print_outputs(self) -> None:
@@ -594,7 +639,10 @@ class Runner:
 def main(bus, boot_info: dict) -> int:
     """The reset handler: run the program and end with EOT (or abort on a fatal check)."""
     boot = BootInfo.from_mapping(boot_info)
-    return Runner(bus, boot).main()
+    try:
+        return Runner(bus, boot).main()
+    finally:
+        log.install(None)  # the runner's console ends with the run (a later run or tool must not log to it)
 
 
 def ethosu_command_streams(image: bytes) -> list[dict]:

@@ -12,6 +12,8 @@ the scratch): a tampered output record is an error, not other bytes copied back.
 
 from __future__ import annotations
 
+import contextlib
+
 from . import log
 from .error import Error, RuntimeFailure
 from .method import RtTensor
@@ -48,13 +50,16 @@ class EthosUBackend:
         return _Handle(address, size, vela)
 
     def execute(self, method, handle: _Handle, args: list) -> None:
-        if self.perf is not None:
-            self.perf.execute_begin()
-        try:
-            self._execute(method, handle, args)
-        finally:
+        tracer = getattr(method, "event_tracer", None)  # EXECUTORCH_PROF_SCOPE(event_tracer, "EthosUBackend::execute()")
+        scope = tracer.profile("EthosUBackend::execute()") if tracer is not None else contextlib.nullcontext()
+        with scope:
             if self.perf is not None:
-                self.perf.execute_end()
+                self.perf.execute_begin()
+            try:
+                self._execute(method, handle, args)
+            finally:
+                if self.perf is not None:
+                    self.perf.execute_end()
 
     def _execute(self, method, handle: _Handle, args: list) -> None:
         bus = method.bus

@@ -13,6 +13,8 @@ on views of the machine's RAM.
 
 from __future__ import annotations
 
+import contextlib
+
 import math
 
 import numpy as np
@@ -58,6 +60,9 @@ class RtTensor:
         if self.dim_order != tuple(range(len(self.sizes))):
             arr = arr.transpose(np.argsort(self.dim_order))
         return arr
+
+
+_NO_EVENT = contextlib.nullcontext()  # no event tracer: the runner built without ET_EVENT_TRACER_ENABLED
 
 
 class Method:
@@ -246,6 +251,14 @@ class Method:
 
     # ------------------------------------------------------------------------------------------ execute
     def execute(self) -> None:
+        tracer = getattr(self, "event_tracer", None)
+        if tracer is None:
+            return self._execute(None)
+        tracer.create_event_block("Execute")  # Method::execute: its block and its event
+        with tracer.profile("Method::execute"):
+            self._execute(tracer)
+
+    def _execute(self, tracer) -> None:
         bus = self.bus
         msgs = self.profile["messages"]
         temp = self.mm.temp_allocator
@@ -262,7 +275,8 @@ class Method:
                 if kind == "KernelCall":
                     bus.trace("B", "cpu", opname)
                     try:
-                        _call_kernel(a, KernelContext(self, temp), [self.values[i] for i in b], opname)
+                        with tracer.instruction("OPERATOR_CALL", 0, pc) if tracer else _NO_EVENT:
+                            _call_kernel(a, KernelContext(self, temp), [self.values[i] for i in b], opname)
                     except RuntimeFailure as e:
                         log.error(msgs["kernel_failed"].format(chain=0, index=pc, op=opname, status=int(e.code)))
                         raise
@@ -273,7 +287,8 @@ class Method:
                     name = f"{backend.name}[{a}]"
                     bus.trace("B", "delegate", name)
                     try:
-                        backend.execute(self, handle, [self.values[i] for i in b])
+                        with tracer.instruction("DELEGATE_CALL", 0, pc) if tracer else _NO_EVENT:
+                            backend.execute(self, handle, [self.values[i] for i in b])
                     except RuntimeFailure as e:
                         log.error(msgs["delegate_failed"].format(index=pc, status=int(e.code)))
                         raise

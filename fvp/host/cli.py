@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "default: every element 1, as the runner does (bundled programs use their inputs)")
     run.add_argument("-o", "--output", metavar="BASENAME",
                      help="write output i's raw bytes to BASENAME-i.bin (like the semihosting runner)")
+    run.add_argument("--etdump", metavar="FILE",
+                     help="write the run's ETDump (ExecuTorch devtools: Inspector(etdump_path=FILE)) to FILE, as the "
+                          "runner built with ET_EVENT_TRACER_ENABLED and semihosting writes etdump.bin "
+                          "(-C firmware.options.etdump=true prints it base64 as the non-semihosting build does)")
     run.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N simulated CPU cycles")
     run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
@@ -188,7 +192,13 @@ def cmd_run(args) -> int:
         from .report import check_trace_path
 
         check_trace_path(args.trace)
-    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded}
+    if args.etdump:
+        from ..safe_write import check_writable
+
+        r = check_writable(args.etdump)
+        if not r.ok:
+            raise ConfigError(f"--etdump {args.etdump}: cannot write: {r.strerror}")
+    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded, "etdump": args.etdump}
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,
