@@ -43,7 +43,11 @@ from fvp.host import session  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "corpus"
 SEEDS = ["add_q.pte", "addint_u55.pte", "add_fp_cpu.pte", "softmax_fp_cpu.pte", "add_u55-128.bpte",
-         "conv1d_u55-128.bpte", "mul_u55-128.bpte", "softmax_u55-128.bpte", "linear_u55-128.bpte"]
+         "conv1d_u55-128.bpte", "mul_u55-128.bpte", "softmax_u55-128.bpte", "linear_u55-128.bpte",
+         # Ethos-U85 programs (Corstone-320): chaining, transposes, LUT RAM, gather, comparisons
+         "../oracle_u85/conv1d_u85-128/conv1d_u85-128.bpte", "../oracle_u85/softmax_u85-128/softmax_u85-128.bpte",
+         "../oracle_u85/convt_u85-128/convt_u85-128.bpte", "../oracle_u85/r3_compare_u85-256/r3_compare_u85-256.bpte",
+         "../u85/gatherish_u85-256.bpte"]
 BAD_MARKERS = ("Traceback", "internal error", "simulator error", "[critical] simulator")
 CASE_WALL_LIMIT_S = 20.0
 GROWN_TIME_LIMIT_S = 2.0  # --timelimit of a grown-shape case: a long operation must stop within INTERRUPT_LATENCY_S
