@@ -278,3 +278,21 @@ def test_vela_matmul_second_head_keeps_the_first_heads_ifm_base_defect():
         as_written = np.frombuffer(run_blob(blob, ins, arch=meta["target"])[1][0], want.dtype)[:want.size]
         repaired = np.frombuffer(run_blob(fixed, ins, arch=meta["target"])[1][0], want.dtype)[:want.size]
         assert not np.array_equal(as_written, want) and np.array_equal(repaired, want), k
+
+
+def test_vela_5_1_gate_defect_on_the_u85_is_fixed_by_5_2():
+    """The gating model's Vela 5.1 defect (test_vela_5_1_batched_add_defect) appears on the U85 too (gate_u85-256:
+    the last ADD's OFM tiles overlap); Vela 5.2.0's stream for the same TOSA is bit-exact on both input sets."""
+    import dataclasses
+
+    name = "gate_u85-256"
+    d, meta, npz, bpte = _fixture(name)
+    blob = _blobs_by_delegate(bpte)[0]
+    fixed = dataclasses.replace(blob, cmd_data=(d / "vela-5.2.0_cmd_data.bin").read_bytes())
+    for k in (0, 1):
+        ins = [np.ascontiguousarray(npz[f"call0_q{k}_0"]).tobytes()]
+        want = npz[f"call0_npu{k}_0"].ravel()
+        as_written = np.frombuffer(run_blob(blob, ins, arch=meta["target"])[1][0], want.dtype)[:want.size]
+        res, outs = run_blob(fixed, ins, arch=meta["target"])
+        assert res.ok and np.array_equal(np.frombuffer(outs[0], want.dtype)[:want.size], want), k
+        assert not np.array_equal(as_written, want)
