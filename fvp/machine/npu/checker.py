@@ -10,6 +10,8 @@ in words (docs/stream-checker.md lists the rules). Rules:
   and addresses more;
 * ``brick``: an NHCWB16 feature map whose channel stride cannot hold a 16-channel brick of its rows, or whose
   base is not 16-byte aligned;
+* ``tile-overlap``: two tiles of an OFM put elements on the same bytes (a tile's base that repeats another's, or
+  strides of a different shape): one tile's results overwrite the other's;
 * ``dma-hazard``: a kernel operation reads or writes bytes a DMA started before it may still be writing (no
   DMA_WAIT in between), or a DMA writes bytes an earlier kernel operation may still use (no KERNEL_WAIT);
 * ``output-overlaps-input``: an operation's OFM bytes overlap its IFM bytes with a different layout (an in-place
@@ -21,6 +23,8 @@ in words (docs/stream-checker.md lists the rules). Rules:
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ...errors import SimulationStop
 from . import featuremap as fmap
@@ -73,6 +77,38 @@ class StreamChecker:
         return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
     # ------------------------------------------------------------------ the rules
+    #: tiles larger than this many elements are not compared element by element (the checker stays cheap)
+    TILE_OVERLAP_MAX_ELEMENTS = 1 << 20
+
+    def _tile_overlap(self, op, fm, tensor, h, w, d, skip: set) -> None:
+        """``tile-overlap``: the byte offsets of each tile's elements (rows, columns, channels as the hardware
+        addresses them) against every other tile's."""
+        boxes = [b for b in _tile_boxes(fm, h, w) if b[0] not in skip]
+        if len(boxes) < 2 or h * w * d > self.TILE_OVERLAP_MAX_ELEMENTS:
+            return
+        elem = fm.bits // 8
+        nhcwb16 = fm.format == "NHCWB16"
+        sx = 16 * elem if nhcwb16 else fm.stride_x
+        co = fmap.channel_offsets(d, elem, nhcwb16, fm.stride_c)
+        spans = {}
+        for t, ny, nx in boxes:
+            a = (fm.bases[t] + np.arange(ny, dtype=np.int64)[:, None, None] * fm.stride_y
+                 + np.arange(nx, dtype=np.int64)[None, :, None] * sx + co[None, None, :])
+            starts = np.unique(a.ravel())
+            spans[t] = np.unique((starts[:, None] + np.arange(elem)[None, :]).ravel())
+        tiles = sorted(spans)
+        for i, t1 in enumerate(tiles):
+            for t2 in tiles[i + 1:]:
+                both = np.intersect1d(spans[t1], spans[t2], assume_unique=True)
+                if both.size:
+                    self._say("error", op, "tile-overlap",
+                              f"{tensor} {h}x{w}x{d} {fm.format} in region {fm.region}: tiles {t1} and {t2} write "
+                              f"{both.size} of the same bytes (from offset 0x{int(both[0]):x}; BASE{t1} = "
+                              f"0x{fm.bases[t1]:x}, BASE{t2} = 0x{fm.bases[t2]:x}, tile 0 {fm.height0} row(s) x "
+                              f"{fm.width0} column(s), STRIDE_Y {fm.stride_y}): one tile's results overwrite the "
+                              f"other's")
+                    return
+
     def _tiles(self, ctx, op, fm, tensor, h, w, d) -> set:
         """The tile rules; returns the tiles found unused (their bytes are not the tensor's: left out of the
         overlap rules, which would only repeat the finding)."""
@@ -166,6 +202,8 @@ class StreamChecker:
             if h <= 0 or w <= 0 or d <= 0 or fm.storage == "CHAINED":  # a U85 chaining buffer is not memory
                 continue
             bad = self._tiles(ctx, op, fm, tensor, h, w, d)
+            if tensor == "OFM":
+                self._tile_overlap(op, fm, tensor, h, w, d, bad)
             ranges += [(s, lo, hi, t, tensor) for s, lo, hi, t in self._fm_ranges(ctx, fm, h, w, d) if t not in bad]
         base = ctx.bases
         for tensor, rs in (("weights", op.weights), ("scales", op.scales)):

@@ -65,6 +65,41 @@ def test_gate_fixture_vela_defect_flagged():
     assert r.exit_code == 1 and r.reason == "guest_error"
 
 
+def test_u85_gate_fixture_vela_defect_flagged_as_overlapping_tiles():
+    """The U85 compile of the gating model (Vela 5.1 defect, fixed in 5.2): the last ADD's OFM tiles 0 and 1
+    share a base, so their elements land on the same bytes; the U85 fixtures without a defect run clean."""
+    from fvp.boards import load_board
+    from fvp.host import session
+
+    def run(name):
+        prog = DATA / "oracle_u85" / name / f"{name}.bpte"
+        spec = load_board("corstone-320-ethos-u85-" + name.rsplit("-", 1)[1], ["firmware.options.log_outputs=false"])
+        out = io.StringIO()
+        p = session.build(spec, model=prog.read_bytes(), model_name="x", args={}, out=out, check_stream="warn")
+        session.run(p)
+        return [line for line in out.getvalue().splitlines() if "stream check" in line]
+
+    findings = run("gate_u85-256")
+    assert len(findings) == 1 and "rule: tile-overlap" in findings[0] and "tiles 0 and 1" in findings[0], findings
+    for name in ("convs_u85-128", "attention_u85-128", "resnet8_u85-128", "upsample_u85-128"):
+        assert run(name) == [], name
+
+
+def test_seeded_tile_overlap():
+    op = _first("add_u55-128", "ELEMENTWISE")
+    ofm = replace(op.ofm, height=1, width=3, height0=1, height1=1, width0=1, bases=(0x40, 0x40, 0, 0))
+    sx = 16 * ofm.bits // 8 if ofm.format == "NHCWB16" else ofm.stride_x
+    chk, lines = _checker()
+    chk.before(Ctx(), replace(op, ofm=ofm, ifm=replace(op.ifm, width=3, width0=3),
+                              ifm2=replace(op.ifm2, width=3, width0=3) if op.ifm2 is not None else None))
+    assert [line for line in lines if "rule: tile-overlap" in line], lines
+    chk, lines = _checker()  # tile 1 where tile 0 ends: no overlap
+    good = replace(ofm, bases=(0x40, 0x40 + sx, 0, 0))
+    chk.before(Ctx(), replace(op, ofm=good, ifm=replace(op.ifm, width=3, width0=3),
+                              ifm2=replace(op.ifm2, width=3, width0=3) if op.ifm2 is not None else None))
+    assert not [line for line in lines if "rule: tile-overlap" in line], lines
+
+
 def test_seeded_unused_tile():
     op = _first("add_u55-128", "ELEMENTWISE")
     ifm = replace(op.ifm, height=3, height0=1, height1=1, bases=(0x40, 0, 0, 0))
