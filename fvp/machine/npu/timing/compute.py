@@ -9,7 +9,7 @@ import math
 from hwdesc import ethosu as R
 
 from .geometry import _SUBKERNEL, _cdiv, _roundup, ifm_block_depth, micro_block
-from .pipeline import pipeline
+from .pipeline import accumulator_delay, pipeline
 
 
 def ao_cycles_per_element(arch, op) -> float:
@@ -88,23 +88,13 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
                 steps = _cdiv(elems, 2 if bits == 16 else 4)
                 cyc = max(cycles_wb, 4 * nhw) * steps * nc * _cdiv(ibd, 8)
                 wb = cycles_wb * steps * nc * _cdiv(ibd, 8)
-            delay = 0
             if u55_32:
                 d = 7 if acc40 else 3
-                if nhw == 1:
-                    if nc == 1:
-                        delay = d * steps
-                    elif steps > 1:
-                        delay = d * (steps - 1) * nc
+                delay = accumulator_delay(d, nhw, nc, steps)
                 if (nw == 1 or nh == 1) and nc > 1 and acc40:
                     delay += d * nc
             else:
-                d = 3 if (acc40 and arch.macs <= 128) else 2
-                if nhw == 1:
-                    if nc == 1:
-                        delay = d * steps
-                    elif steps > 1:
-                        delay = d * (steps - 1) * nc
+                delay = accumulator_delay(3 if (acc40 and arch.macs <= 128) else 2, nhw, nc, steps)
             if part_kernel:
                 delay *= _cdiv(ibd, 8)
             total += cyc + delay

@@ -40,7 +40,7 @@ import math
 
 from hwdesc import ethosu as R
 
-from .pipeline import pipeline
+from .pipeline import accumulator_delay, pipeline
 from .geometry import _SUBKERNEL, _cdiv, _roundup, _u85_ifm_block_depth, ifm_block_depth, micro_block
 
 #: elementwise modes with a single operand: the U55's and NOT (hwdesc.ethosu85 ELEMENTWISE_MODE; the others take
@@ -145,12 +145,7 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
                 steps = _cdiv(elems, 2 if bits == 16 else 4)
                 cyc = max(cycles_wb, 4 * nhw) * steps * nc * _cdiv(ibd, 8) // sparse
                 wb = cycles_wb * steps * nc * _cdiv(ibd, 8)
-            delay = 0
-            if nhw == 1:
-                if nc == 1:
-                    delay = delay_unit * steps
-                elif steps > 1:
-                    delay = delay_unit * (steps - 1) * nc
+            delay = accumulator_delay(delay_unit, nhw, nc, steps)
             if part_kernel:
                 delay *= _cdiv(ibd, 8)
             total += cyc + delay

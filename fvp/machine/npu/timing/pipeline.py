@@ -1,7 +1,7 @@
 """The two-stage MAC/AO pipeline both compute models (``compute.py`` for U55/U65, ``compute_u85.py``) run their
 blocks through: per block a MAC and an output-stage (AO) time, each at least the block's command-issue floor;
 the stages overlap, so only the first block's shorter stage adds to the sum of the longer ones (Regor's
-per-block estimate, ethosu.md section 5)."""
+per-block estimate, ethosu.md section 5); and the accumulator delay both compute the same way."""
 
 from __future__ import annotations
 
@@ -24,3 +24,14 @@ def pipeline(groups, uses_macs: bool, stages) -> dict:
             fill = min(ms, as_) if uses_macs else 0.0
     total += fill or 0.0
     return {"total": total, "fill": fill or 0.0, "mac": mac_sum, "ao": ao_sum, "wd": wd_sum}
+
+
+def accumulator_delay(unit: int, nhw: int, nc: int, steps: int) -> int:
+    """Regor's accumulator delay of a block whose OFM is one micro-block wide and high (``nhw == 1``):
+    ``unit`` cycles per kernel step when the block is one micro-block deep, per step after the first and per
+    depth micro-block otherwise; 0 for wider blocks (both products' performance models)."""
+    if nhw != 1:
+        return 0
+    if nc == 1:
+        return unit * steps
+    return unit * (steps - 1) * nc if steps > 1 else 0
