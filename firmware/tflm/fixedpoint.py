@@ -8,8 +8,14 @@ C++ works in ``int32_t``):
 - ``MultiplyByQuantizedMultiplier``: ``kernels/internal/common.cc``, the default double-rounding build
   (``TFLITE_SINGLE_ROUNDING`` 0, as TFLite Micro and LiteRT are built);
 - ``SaturatingRoundingDoublingHighMul``, ``RoundingDivideByPOT``, ``SaturatingRoundingMultiplyByPOT``,
-  ``RoundingHalfSum``, ``exp_on_negative_values``, ``one_over_one_plus_x_for_x_in_0_1``: gemmlowp's
-  ``fixedpoint/fixedpoint.h`` (scalar int32 semantics), and ``GetReciprocal`` from ``kernels/internal/common.h``.
+  ``RoundingHalfSum``, ``exp_on_negative_values``, ``one_over_one_plus_x_for_x_in_0_1``,
+  ``one_minus_x_over_one_plus_x_for_x_in_0_1``, ``logistic``, ``tanh``: gemmlowp's ``fixedpoint/fixedpoint.h``
+  (scalar int32 semantics: ``+``/``-`` of FixedPoint values wrap, only 16-bit adds saturate), and
+  ``GetReciprocal`` from ``kernels/internal/common.h``;
+- the int16 scalar forms (``SaturatingRoundingDoublingHighMul`` and ``RoundingDivideByPOT`` on ``int16_t``,
+  results truncated to 16 bits as the C++ assignments do) and ``hard_swish.h``'s ``SaturatingLeftShift`` and
+  ``SaturatingDoublingHighMul`` (truncating, not rounding); ``DownScaleInt32ToInt16Multiplier``,
+  ``CalculateInputRadius`` and ``CheckedLog2`` (float32 ``logf``) from ``quantization_util.cc``/``common.h``.
 
 Written from those definitions; no code is copied.
 """
@@ -192,19 +198,53 @@ def exp_on_negative_values(a, int_bits: int) -> np.ndarray:
     return np.where(a == 0, np.int64(INT32_MAX), result)
 
 
-def one_over_one_plus_x_for_x_in_0_1(a) -> np.ndarray:
-    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out): Newton-Raphson, three steps."""
+_ONE_F2 = 1 << 29  # 1.0 in Q2.29
+
+
+def _newton_one_over_half_denominator(a) -> np.ndarray:
+    """The Newton-Raphson division both ``one_over_one_plus_x_for_x_in_0_1`` and
+    ``one_minus_x_over_one_plus_x_for_x_in_0_1`` run: Q0.31 ``a`` in, 1 / ((1 + a) / 2) as Q2.29 out."""
     half_denominator = rounding_half_sum(a, INT32_MAX)  # Q0.31
     constant_48_over_17 = 1515870810  # Q2.29
     constant_neg_32_over_17 = -1010580540  # Q2.29
     x = wrap32(constant_48_over_17 + fx_mul(half_denominator, constant_neg_32_over_17))  # Q2.29
-    one_f2 = 1 << 29
     for _ in range(3):
         half_denominator_times_x = fx_mul(half_denominator, x)  # Q2.29
-        one_minus = wrap32(one_f2 - half_denominator_times_x)
+        one_minus = wrap32(_ONE_F2 - half_denominator_times_x)
         x = wrap32(x + rescale(fx_mul(x, one_minus), 4, 2))
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a) -> np.ndarray:
+    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out): Newton-Raphson, three steps."""
     # ExactMulByPot<-1>: the same raw value read as Q1.30, then Rescale<0>
-    return rescale(x, 1, 0)
+    return rescale(_newton_one_over_half_denominator(a), 1, 0)
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a) -> np.ndarray:
+    """gemmlowp ``one_minus_x_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out): the same division, minus one
+    in Q2.29, then ``Rescale<0>``."""
+    return rescale(wrap32(_newton_one_over_half_denominator(a) - _ONE_F2), 2, 0)
+
+
+def logistic(a, int_bits: int) -> np.ndarray:
+    """gemmlowp ``logistic`` of FixedPoint<int32, int_bits> raw values; Q0.31 result (0.5 at zero)."""
+    a = np.asarray(a, dtype=np.int64)
+    positive = a > 0
+    abs_input = np.where(positive, a, wrap32(-a))
+    if_positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(wrap32(-abs_input), int_bits))
+    if_negative = wrap32(INT32_MAX - if_positive)  # ResultF::One() - result_if_positive
+    return np.where(a == 0, np.int64(1 << 30), np.where(positive, if_positive, if_negative))
+
+
+def tanh(a, int_bits: int) -> np.ndarray:
+    """gemmlowp ``tanh`` of FixedPoint<int32, int_bits> raw values; Q0.31 result: (1 - exp(-2|x|)) /
+    (1 + exp(-2|x|)), the doubling an ``ExactMulByPot<1>`` (the same raw value read with one more integer bit)."""
+    a = np.asarray(a, dtype=np.int64)
+    negative = a < 0
+    n = np.where(negative, a, wrap32(-a))
+    t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(n, int_bits + 1))
+    return np.where(a == 0, np.int64(0), np.where(negative, wrap32(-t), t))
 
 
 def count_leading_zeros32(x: int) -> int:
@@ -219,3 +259,79 @@ def get_reciprocal(x: int, x_integer_digits: int) -> tuple[int, int]:
     shifted = ((x & 0xFFFFFFFF) << headroom_plus_one) & 0xFFFFFFFF
     shifted_sum_minus_one = int(wrap32(shifted - (1 << 31)))
     return int(one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one)), num_bits_over_unit
+
+
+# ----------------------------------------------------------------------------------------------- int16 forms
+
+
+def wrap16(x) -> np.ndarray:
+    """Two's-complement truncation to int16 (a C++ assignment to ``int16_t``)."""
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def _div_trunc(x: np.ndarray, d: int) -> np.ndarray:
+    """C integer division of int64 values by a positive constant (truncation toward zero)."""
+    q = np.abs(x) // d
+    return np.where(x < 0, -q, q)
+
+
+def srdhm16(a, b) -> np.ndarray:
+    """gemmlowp ``SaturatingRoundingDoublingHighMul(int16_t, int16_t)``."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, np.int64(1 << 14), np.int64(1 - (1 << 14)))
+    res = wrap16(_div_trunc(ab + nudge, 1 << 15))
+    return np.where((a == -32768) & (b == -32768), np.int64(32767), res)
+
+
+def sdhm16(a, b) -> np.ndarray:
+    """``SaturatingDoublingHighMul`` of ``hard_swish.h``: (a * b) / 2^15 truncated toward zero."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    res = wrap16(_div_trunc(a * b, 1 << 15))
+    return np.where((a == -32768) & (b == -32768), np.int64(32767), res)
+
+
+def rdbp16(x, exponent: int) -> np.ndarray:
+    """gemmlowp ``RoundingDivideByPOT`` on ``int16_t`` (exponent 0..31): the mask ``(1ll << exponent) - 1``
+    truncated to 16 bits, as the template does for exponents of 16 and more."""
+    x = np.asarray(x, dtype=np.int64)
+    mask = int(wrap16((1 << exponent) - 1))
+    remainder = x & mask
+    threshold = wrap16((mask >> 1) + (x < 0))
+    return wrap16((x >> exponent) + (remainder > threshold))
+
+
+def saturating_left_shift16(x, amount: int) -> np.ndarray:
+    """``SaturatingLeftShift`` of ``hard_swish.h``: x * 2^amount clamped to int16."""
+    return np.clip(np.asarray(x, dtype=np.int64) * (1 << amount), -32768, 32767)
+
+
+def downscale_int32_to_int16_multiplier(m: int) -> int:
+    """``DownScaleInt32ToInt16Multiplier``: the Q31 multiplier rounded to Q15 (32767 at the top)."""
+    if m < 0:
+        raise ValueError(f"DownScaleInt32ToInt16Multiplier: negative multiplier {m}")
+    if m >= INT32_MAX - (1 << 15):
+        return 32767
+    return (m + (1 << 15)) >> 16
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total_signed_bits: int = 31) -> int:
+    """``CalculateInputRadius`` (the double form): floor((2^ib - 1) * 2^(tsb - ib) / 2^left_shift)."""
+    max_input_rescaled = (1.0 * ((1 << input_integer_bits) - 1) * float(1 << (total_signed_bits - input_integer_bits))
+                          / math.ldexp(1.0, input_left_shift))
+    return int(math.floor(max_input_rescaled))
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """``CheckedLog2``: (is a power of two within 1e-3 in float32, round(log2 x)) with float32 ``logf``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_log2 = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    x_log2 = np.float32(x_log2)
+    if not np.isfinite(x_log2):
+        return False, 0
+    rounded = np.float32(round_half_away_f32(x_log2))
+    frac = np.float32(x_log2 - rounded)
+    return bool(abs(frac) < np.float32(1e-3)), int(rounded)

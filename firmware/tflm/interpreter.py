@@ -93,6 +93,8 @@ class Interpreter:
         t = self.model.tensors[index]
         if t.data_offset is not None:
             return self.const(index)
+        if index not in self.addresses and t.nbytes == 0:  # an empty tensor has no arena bytes
+            return np.zeros(t.shape, t.dtype)
         return self.bus.view(self.addresses[index], t.nbytes).view(t.dtype).reshape(t.shape)
 
     # ------------------------------------------------------------------ allocation

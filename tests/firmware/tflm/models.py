@@ -1,5 +1,5 @@
-"""The kernel test models: one or two operators each, int8 (and float where the kernel has a float path),
-built with tflite_builder, with seeded inputs."""
+"""The kernel test models: one or two operators each, int8 (and int16/float where the kernel has those paths),
+built with tflite_builder, with seeded inputs (a tensor named ``xall`` holds every int8 value once)."""
 
 from __future__ import annotations
 
@@ -157,6 +157,95 @@ def m_float_chain():
                       Op("SOFTMAX", ["h2"], ["y"], ("SoftmaxOptions", {"Beta": 1.0}))], ["x"], ["y"])
 
 
+def _unary(opcode, x, y, options=None):
+    return build([x, y], [Op(opcode, [x.name], ["y"], options)], [x.name], ["y"])
+
+
+def m_logistic(dtype="int8", scale=0.1, zp=3):
+    """int8: every input value once ("xall"); int16: random over the whole range."""
+    if dtype == "int8":
+        return _unary("LOGISTIC", _q("xall", [4, 64], scale, zp), _q("y", [4, 64], 1.0 / 256, -128))
+    if dtype == "int16":
+        return _unary("LOGISTIC", _q("x", [2, 512], scale, 0, "int16"), _q("y", [2, 512], 2.0 ** -15, 0, "int16"))
+    return _unary("LOGISTIC", T("xwide", [3, 40], "float32"), T("y", [3, 40], "float32"))
+
+
+def m_tanh(dtype="int8", scale=0.05, zp=0):
+    if dtype == "int8":
+        return _unary("TANH", _q("xall", [4, 64], scale, zp), _q("y", [4, 64], 1.0 / 128, 0))
+    if dtype == "int16":
+        return _unary("TANH", _q("x", [2, 512], scale, 0, "int16"), _q("y", [2, 512], 2.0 ** -15, 0, "int16"))
+    return _unary("TANH", T("x", [3, 40], "float32"), T("y", [3, 40], "float32"))
+
+
+def m_hard_swish(dtype="int8", si=0.05, zi=-10, so=0.03, zo=-100):
+    if dtype == "int8":
+        return _unary("HARD_SWISH", _q("xall", [4, 64], si, zi), _q("y", [4, 64], so, zo))
+    return _unary("HARD_SWISH", T("x", [3, 40], "float32"), T("y", [3, 40], "float32"))
+
+
+def m_strided_slice(shape, begin, end, strides, out, dtype="int8", begin_mask=0, end_mask=0, shrink=0,
+                    ellipsis=0, new_axis=0):
+    x = _q("x", shape, 0.1, 2, dtype) if dtype in ("int8", "int16") else T("x", shape, dtype)
+    y = _q("y", out, 0.1, 2, dtype) if dtype in ("int8", "int16") else T("y", out, dtype)
+    vec = [T(n, [len(v)], "int32", np.array(v, np.int32)) for n, v in (("b", begin), ("e", end), ("s", strides))]
+    return build([x, *vec, y], [Op("STRIDED_SLICE", ["x", "b", "e", "s"], ["y"], ("StridedSliceOptions", {
+        "BeginMask": begin_mask, "EndMask": end_mask, "ShrinkAxisMask": shrink, "EllipsisMask": ellipsis,
+        "NewAxisMask": new_axis}))], ["x"], ["y"])
+
+
+def m_resize(kind, shape, size, dtype="int8", align=False, half=False):
+    out = [shape[0], size[0], size[1], shape[3]]
+    x = _q("x", shape, 0.05, -3, dtype) if dtype in ("int8", "int16") else T("x", shape, dtype)
+    y = _q("y", out, 0.05, -3, dtype) if dtype in ("int8", "int16") else T("y", out, dtype)
+    opts = "ResizeBilinearOptions" if kind == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+    return build([x, T("size", [2], "int32", np.array(size, np.int32)), y],
+                 [Op(kind, ["x", "size"], ["y"], (opts, {"AlignCorners": align, "HalfPixelCenters": half}))],
+                 ["x"], ["y"])
+
+
+_NN, _BL = "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"
+
+# LOGISTIC/TANH int8 run TFLM's fixed-point path; LiteRT's reference kernel rounds a float-made table instead,
+# which agrees on these quantizations (test_tflm.py has one where the two differ)
+NEW_MODELS = {
+    "logistic_int8": lambda: m_logistic(), "logistic_int8_narrow": lambda: m_logistic(scale=0.02, zp=-10),
+    "logistic_int8_wide": lambda: m_logistic(scale=0.3, zp=0),
+    "tanh_int8": lambda: m_tanh(), "tanh_int8_wide": lambda: m_tanh(scale=0.15, zp=-20),
+    "tanh_int8_narrow": lambda: m_tanh(scale=0.01, zp=5),
+    "logistic_int16_pot": lambda: m_logistic("int16", 2.0 ** -12),
+    "logistic_int16": lambda: m_logistic("int16", 10.0 / 32768),
+    "logistic_f32": lambda: m_logistic("float32"),
+    "tanh_int16_pot": lambda: m_tanh("int16", 2.0 ** -12), "tanh_int16_pot1": lambda: m_tanh("int16", 2.0 ** -11),
+    "tanh_int16": lambda: m_tanh("int16", 6.0 / 32768), "tanh_f32": lambda: m_tanh("float32"),
+    "hard_swish": lambda: m_hard_swish(),
+    "hard_swish_big": lambda: m_hard_swish(si=0.2, zi=20, so=0.1, zo=-128),
+    "hard_swish_small": lambda: m_hard_swish(si=0.004, zi=0, so=0.003, zo=3),
+    "hard_swish_f32": lambda: m_hard_swish("float32"),
+    "ss_strided": lambda: m_strided_slice([1, 6, 8, 5], [0, 1, 2, 0], [1, 5, 8, 5], [1, 2, 3, 1], [1, 2, 2, 5]),
+    "ss_negative": lambda: m_strided_slice([4, 7, 6], [-1, 6, 0], [0, -8, 6], [-1, -2, 2], [4, 4, 3], "float32",
+                                           end_mask=0b001),
+    "ss_masks_shrink": lambda: m_strided_slice([3, 5, 4, 6], [2, 1, -1, 4], [0, 4, 0, 1], [1, 1, -1, -2],
+                                               [3, 3, 3], "int16", begin_mask=0b0101, end_mask=0b1001,
+                                               shrink=0b0010),
+    "ss_int32_1d": lambda: m_strided_slice([10], [-3], [-10], [-2], [4], "int32"),
+    "ss_shrink": lambda: m_strided_slice([2, 3, 4], [1, 0, -2], [2, 3, -1], [1, 1, 1], [3], shrink=0b101),
+    "rnn_up": lambda: m_resize(_NN, [1, 3, 4, 5], [6, 9]),
+    "rnn_up_align": lambda: m_resize(_NN, [1, 3, 4, 5], [7, 10], align=True),
+    "rnn_up_half_int16": lambda: m_resize(_NN, [1, 3, 4, 2], [6, 8], "int16", half=True),
+    "rnn_down_both_f32": lambda: m_resize(_NN, [1, 9, 10, 3], [4, 3], "float32", align=True, half=True),
+    "rnn_down_half": lambda: m_resize(_NN, [2, 9, 7, 3], [4, 3], half=True),
+    "rb_up": lambda: m_resize(_BL, [1, 4, 5, 3], [8, 11]),
+    "rb_up_align": lambda: m_resize(_BL, [1, 4, 5, 3], [7, 9], align=True),
+    "rb_up_half": lambda: m_resize(_BL, [1, 4, 5, 3], [9, 10], half=True),
+    "rb_down_half": lambda: m_resize(_BL, [1, 9, 11, 2], [4, 5], half=True),
+    "rb_down_align": lambda: m_resize(_BL, [2, 9, 11, 2], [5, 4], align=True),
+    "rb_f32": lambda: m_resize(_BL, [1, 4, 5, 3], [7, 8], "float32"),
+    "rb_f32_half": lambda: m_resize(_BL, [1, 4, 5, 3], [9, 6], "float32", half=True),
+    "rb_f32_align_down": lambda: m_resize(_BL, [1, 9, 10, 3], [4, 7], "float32", align=True),
+}
+
+
 MODELS = {
     "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
     "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),
@@ -174,9 +263,10 @@ MODELS = {
     "pad": m_pad, "concat": m_concat, "mean_keep": m_mean, "mean": lambda: m_mean(keep=False),
     "mean_axis3": lambda: m_mean(axes=(3,)), "transpose": m_transpose, "leaky_relu": m_leaky_relu,
     "argmax": m_argmax, "float_chain": m_float_chain,
+    **NEW_MODELS,
 }
 
-FLOAT_MODELS = {"avgpool_f32", "float_chain", "dequantize"}
+FLOAT_MODELS = {"avgpool_f32", "float_chain", "dequantize", "logistic_f32", "tanh_f32"}  # libm's exp/tanh
 
 
 def inputs_for(data: bytes, seed: int = 0) -> list:
@@ -187,7 +277,11 @@ def inputs_for(data: bytes, seed: int = 0) -> list:
     out = []
     for ti in m.inputs:
         t = m.tensors[ti]
-        if t.dtype == np.float32:
+        if t.name == "xall":  # every int8 value once, in a seeded order
+            out.append(np.resize(r.permutation(np.arange(-128, 128)), t.shape).astype(t.dtype))
+        elif t.name == "xwide":  # past LOGISTIC's float cut-offs (-9, 16.6)
+            out.append(r.uniform(-20, 20, t.shape).astype(np.float32))
+        elif t.dtype == np.float32:
             out.append((r.standard_normal(t.shape) * 2).astype(np.float32))
         else:
             info = np.iinfo(t.dtype)

@@ -148,6 +148,203 @@ def test_softmax_int8_close_to_float_softmax():
     assert np.abs((y + 128) / 256 - p).max() <= 1.5 / 256
 
 
+def test_tanh_int8_follows_tflm_integer_path_not_the_tflite_table():
+    """At s_in 0.030273633 zp -12, input -115 (x = -3.118184, 128 tanh(x) = -127.4999994) TFLM's fixed-point
+    path gives -127 (tflite-micro 90b983c2's reference_integer_ops::Tanh compiled and run over all 256 inputs);
+    LiteRT 2.3.0's reference kernel gives -128 from its float-made table (its other 255 outputs agree)."""
+    from models import m_tanh
+
+    data = m_tanh(scale=0.03027363307774067, zp=-12)
+    x = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)
+    y = run_cpu(data, [x])[0].reshape(-1)
+    assert y[-115 + 128] == -127 and y[-116 + 128] == -128 and y[-114 + 128] == -127
+
+
+def test_logistic_tanh_int8_close_to_the_float_functions():
+    from models import m_logistic, m_tanh
+
+    x = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)
+    for fn, f, s_out, z_out in ((m_logistic, lambda v: 1 / (1 + np.exp(-v)), 1 / 256, -128),
+                                (m_tanh, np.tanh, 1 / 128, 0)):
+        for scale, zp in ((0.1, 3), (0.02, -10), (0.3, 0)):
+            y = run_cpu(fn(scale=scale, zp=zp), [x])[0].astype(float)
+            want = np.clip(np.round(f((x.astype(float) - zp) * scale) / s_out) + z_out, -128, 127)
+            assert np.abs(y - want).max() <= 1
+
+
+def test_int16_logistic_tanh_close_to_the_float_functions():
+    from models import m_logistic, m_tanh
+
+    x = np.arange(-32768, 32768, 7, dtype=np.int16).reshape(1, -1)
+    for fn, f in ((m_logistic, lambda v: 1 / (1 + np.exp(-v))), (m_tanh, np.tanh)):
+        for scale in (2.0 ** -12, 10.0 / 32768):
+            data = fn("int16", scale)
+            m = load_model(data)
+            model = build([T("x", list(x.shape), "int16", scale=[scale], zero_point=[0]),
+                           T("y", list(x.shape), "int16", scale=[2.0 ** -15], zero_point=[0])],
+                          [Op(m.operators[0].op_name, ["x"], ["y"])], ["x"], ["y"])
+            y = run_cpu(model, [x])[0].astype(float) / 32768
+            assert np.abs(y - f(x.astype(float) * np.float32(scale))).max() < 2.5e-4
+
+
+def test_hard_swish_int8_close_to_the_float_function():
+    from models import m_hard_swish
+
+    x = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)
+    for si, zi, so, zo in ((0.05, -10, 0.03, -100), (0.2, 20, 0.1, -128), (0.004, 0, 0.003, 3)):
+        y = run_cpu(m_hard_swish(si=si, zi=zi, so=so, zo=zo), [x])[0].astype(float)
+        v = (x.astype(float) - zi) * si
+        want = np.clip(np.round(v * np.clip(v + 3, 0, 6) / 6 / so) + zo, -128, 127)
+        assert np.abs(y - want).max() <= 1
+
+
+def test_strided_slice_matches_python_slicing():
+    """Random begin/end/strides and begin/end masks (and in-range shrinks with positive strides) against numpy's
+    own slicing, whose clamping of out-of-range bounds is TFLite's."""
+    from models import m_strided_slice
+
+    r = np.random.default_rng(3)
+    for _ in range(60):
+        shape = [int(d) for d in r.integers(1, 7, r.integers(1, 5))]
+        begin, end, strides, index = [], [], [], []
+        bm = em = sh = 0
+        for a, n in enumerate(shape):
+            s = int(r.choice([-3, -2, -1, 1, 2, 3]))
+            b, e = (int(v) for v in r.integers(-n - 2, n + 3, 2))
+            if r.random() < 0.2 and n:
+                b, s = int(r.integers(-n, n)), 1
+                sh |= 1 << a
+                index.append(b)
+            else:
+                mb, me = r.random() < 0.3, r.random() < 0.3
+                bm |= mb << a
+                em |= me << a
+                index.append(slice(None if mb else b, None if me else e, s))
+            begin.append(b), end.append(e if not sh >> a & 1 else b + 1), strides.append(s)
+        x = r.integers(-1000, 1000, shape).astype(np.int32)
+        want = x[tuple(index)]
+        data = m_strided_slice(shape, begin, end, strides, list(want.shape), "int32", begin_mask=bm,
+                               end_mask=em, shrink=sh)
+        np.testing.assert_array_equal(run_cpu(data, [x])[0], want)
+
+
+def _nearest_loop(x, oh, ow, align, half):
+    _, ih, iw, _ = x.shape
+
+    def src(i, n_in, n_out):
+        scale = np.float32(n_in - 1) / np.float32(n_out - 1) if align and n_out > 1 else \
+            np.float32(n_in) / np.float32(n_out)
+        v = np.float32(np.float32(i + (0.5 if half else 0.0)) * scale)
+        k = int(np.sign(v) * np.floor(abs(v) + 0.5)) if align else int(np.floor(v))
+        k = min(k, n_in - 1)
+        return max(k, 0) if half else k
+    return np.stack([np.stack([x[:, src(i, ih, oh), src(j, iw, ow)] for j in range(ow)], 1)
+                     for i in range(oh)], 1)
+
+
+def _bilinear_int_loop(x, oh, ow, align, half):
+    _, ih, iw, _ = x.shape
+
+    def scale10(n_in, n_out):
+        if align and n_out > 1:
+            return ((1 << 10) * (n_in - 1) + (n_out - 1) // 2) // (n_out - 1)
+        return ((1 << 10) * n_in + n_out // 2) // n_out
+
+    def cdiv(a, b):
+        return int(a / b) if abs(a) < (1 << 50) else None
+
+    def interp(i, s, n_in):
+        v = i * s + s // 2 - 512 if half else i * s
+        return v, max(cdiv(v, 1024), 0), min(cdiv(v + 1023, 1024), n_in - 1)
+    out = np.zeros((x.shape[0], oh, ow, x.shape[3]), np.int8)
+    sy, sx = scale10(ih, oh), scale10(iw, ow)
+    for i in range(oh):
+        vy, y0, y1 = interp(i, sy, ih)
+        for j in range(ow):
+            vx, x0, x1 = interp(j, sx, iw)
+            for n in range(x.shape[0]):
+                for c in range(x.shape[3]):
+                    a = [int(x[n, y0, x0, c]), int(x[n, y1, x0, c]), int(x[n, y0, x1, c]), int(x[n, y1, x1, c])]
+                    fy, fx_ = vy - 1024 * y0, vx - 1024 * x0
+                    acc = (a[0] * (1024 - fy) * (1024 - fx_) + a[1] * fy * (1024 - fx_) + a[2] * (1024 - fy) * fx_
+                           + a[3] * fy * fx_)
+                    out[n, i, j, c] = int((acc + (1 << 19 if acc > 0 else -(1 << 19))) / (1 << 20))
+    return out
+
+
+@pytest.mark.parametrize("align,half", [(False, False), (True, False), (False, True)])
+def test_resize_matches_written_out_loops(align, half):
+    from models import m_resize
+
+    r = np.random.default_rng(8)
+    for shape, size in (([1, 3, 5, 2], [7, 4]), ([2, 8, 6, 3], [3, 9]), ([1, 1, 4, 1], [5, 1])):
+        x = r.integers(-128, 128, shape).astype(np.int8)
+        for kind, loop in (("RESIZE_NEAREST_NEIGHBOR", _nearest_loop), ("RESIZE_BILINEAR", _bilinear_int_loop)):
+            y = run_cpu(m_resize(kind, shape, size, align=align, half=half), [x])[0]
+            np.testing.assert_array_equal(y, loop(x, size[0], size[1], align, half), err_msg=kind)
+
+
+def _prepare_error(data, x):
+    with pytest.raises(InterpreterError) as e:
+        run_cpu(data, [x])
+    return e.value.lines
+
+
+def _bad_models():
+    from models import _q, m_hard_swish, m_resize, m_strided_slice
+
+    i8 = np.zeros((4, 64), np.int8)
+    i16 = np.zeros((2, 512), np.int16)
+    ss = np.zeros((2, 3, 4), np.int8)
+    rs = np.zeros((1, 3, 4, 5), np.int8)
+
+    def unary(op, x, y, xv):
+        return build([x, y], [Op(op, ["x"], ["y"])], ["x"], ["y"]), xv
+    return {
+        "ellipsis": (m_strided_slice([2, 3, 4], [0, 0, 0], [2, 3, 4], [1, 1, 1], [2, 3, 4], ellipsis=2), ss,
+                     "STRIDED_SLICE: ellipsis_mask 2 not supported"),
+        "new_axis": (m_strided_slice([2, 3, 4], [0, 0, 0], [2, 3, 4], [1, 1, 1], [2, 1, 3, 4], new_axis=2), ss,
+                     "STRIDED_SLICE: new_axis_mask 2 not supported"),
+        "zero_stride": (m_strided_slice([2, 3, 4], [0, 0, 0], [2, 3, 4], [1, 0, 1], [2, 3, 4]), ss,
+                        "STRIDED_SLICE: stride value has to be non-zero"),
+        "five_dims": (m_strided_slice([1, 2, 1, 3, 4], [0] * 5, [1, 2, 1, 3, 4], [1] * 5, [1, 2, 1, 3, 4]),
+                      np.zeros((1, 2, 1, 3, 4), np.int8), "STRIDED_SLICE: input dim should not exceed 4"),
+        "slice_shape": (m_strided_slice([2, 3, 4], [0, 0, 0], [2, 3, 4], [1, 2, 1], [2, 3, 4]), ss,
+                        "STRIDED_SLICE: the slice gives shape [2, 2, 4]"),
+        "bilinear_flags": (m_resize("RESIZE_BILINEAR", [1, 3, 4, 5], [6, 8], align=True, half=True), rs,
+                           "RESIZE_BILINEAR: If half_pixel_centers is True, align_corners must be False."),
+        "bilinear_int16": (m_resize("RESIZE_BILINEAR", [1, 3, 4, 5], [6, 8], "int16"), rs.astype(np.int16),
+                           "RESIZE_BILINEAR: Output type is INT16, requires float or int8."),
+        "nearest_shape": (build([_q("x", [1, 3, 4, 5], 0.1, 0), T("size", [2], "int32", np.array([6, 8], np.int32)),
+                                 _q("y", [1, 6, 7, 5], 0.1, 0)], [Op("RESIZE_NEAREST_NEIGHBOR", ["x", "size"], ["y"])],
+                                ["x"], ["y"]), rs, "RESIZE_NEAREST_NEIGHBOR: output shape [1, 6, 7, 5]"),
+        "logistic_zp": (*unary("LOGISTIC", _q("x", [4, 64], 0.1, 0), _q("y", [4, 64], 1 / 256, 0), i8),
+                        "LOGISTIC: int8 output zero point must be -128"),
+        "logistic_int16_out": (*unary("LOGISTIC", _q("x", [2, 512], 2 ** -12, 0, "int16"),
+                                      _q("y", [2, 512], 2 ** -14, 0, "int16"), i16),
+                               "LOGISTIC: int16 output scale must be 2^-15"),
+        "tanh_int16_zp": (*unary("TANH", _q("x", [2, 512], 2 ** -12, 3, "int16"),
+                                 _q("y", [2, 512], 2 ** -15, 0, "int16"), i16),
+                          "TANH: int16 input zero point must be 0"),
+        "tanh_types": (*unary("TANH", _q("x", [4, 64], 0.1, 0), _q("y", [4, 64], 2 ** -15, 0, "int16"), i8),
+                       "TANH: input INT8 and output INT16 types differ"),
+        "hard_swish_int16": (*unary("HARD_SWISH", _q("x", [2, 512], 0.01, 0, "int16"),
+                                    _q("y", [2, 512], 0.01, 0, "int16"), i16),
+                             "HARD_SWISH: type INT16 not supported"),
+        "hard_swish_scale": (m_hard_swish(si=0.5, zi=0, so=0.001, zo=0), i8,
+                             "HARD_SWISH: output multiplier exponent 2 > 0"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_bad_models()))
+def test_new_kernels_fail_at_prepare_with_one_line(case):
+    data, x, start = _bad_models()[case]
+    lines = _prepare_error(data, x)
+    op = start.split(":")[0]
+    assert lines[0].startswith(start) and "\n" not in lines[0], lines
+    assert lines[1] == f"Node {op} (number 0) failed to prepare with status 1"
+
+
 # ------------------------------------------------------------------ planner
 
 

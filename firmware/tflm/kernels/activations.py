@@ -1,0 +1,292 @@
+"""LOGISTIC, TANH (int8, int16, float32) and HARD_SWISH (int8, float32) as TFLite Micro's reference kernels.
+
+- LOGISTIC/TANH int8: the Prepare of TFLM ``logistic_common.cc`` / ``tanh.cc``: input_real_multiplier =
+  double(s_in) * 2^27 (4 integer bits), ``std::frexp`` into (q, input_left_shift), input_multiplier =
+  round(q * 2^31), input_range_radius = ``CalculateInputRadius(4, input_left_shift, 31)``; LOGISTIC also
+  requires the output zero point -128 (TFLM checks no output scale: the result is always read as 1/256; TANH
+  checks neither and writes 1/128 with zero point 0). Eval is ``reference_integer_ops::Logistic`` / ``Tanh``:
+  x - zp_in at or beyond the radius saturates (-128/127), otherwise ``MultiplyByQuantizedMultiplier`` into
+  Q4.27, gemmlowp's fixed-point ``logistic`` / ``tanh`` (Q0.31), ``RoundingDivideByPOT`` by 23 (+ -128) or 24,
+  clamped. TFLite's own reference kernel (LiteRT's BUILTIN_REF) computes these two int8 paths differently, from a
+  256-entry table of the float function (``LUTPopulate``, round(f(x) / s_out) + zp_out), so the two can differ
+  by one where f(x) / s_out is within rounding of a half (TANH at s_in 0.030273633 zp -12, input -115: TFLM -127,
+  TFLite -128).
+- LOGISTIC/TANH int16: the same Prepare's int16 part (zero points 0; ``CheckedLog2`` of the scales; the output
+  scale 2^-15; a power-of-two input scale 2^-12 (TANH also 2^-11) keeps input_multiplier 0, any other gets
+  s_in * 4096 * 3 doubled up to (16383.5, 32767] with input_left_shift the count) and
+  ``reference_integer_ops::Logistic`` / ``Tanh`` int16: x * multiplier rounded down by input_left_shift, then
+  linear interpolation in the 256-entry table of sigmoid(i / 24) in Q0.16 (``sigmoid_table_uint16`` of
+  ``kernels/internal/common.h``; tanh(x) = 2 sigmoid(2x) - 1 from the same table), exact integer arithmetic.
+- float32: ``reference_ops::Logistic`` (1 above 16.619047164916992188, exp(x) below -9, else 1 / (1 + exp(-x)),
+  in float) and ``reference_ops::Tanh`` (``std::tanh``); exp and tanh are evaluated in double and rounded to
+  float32, so they may differ from a given libm's expf/tanhf in the last place.
+- HARD_SWISH int8: TFLM ``hard_swish_common.cc`` (hires input scale s_in / 128 in float; output multiplier
+  double(hires / s_out) and reluish multiplier double(hires / (3 / 32768)), each ``QuantizeMultiplier`` then
+  ``DownScaleInt32ToInt16Multiplier``; the output exponent must be <= 0) and ``reference_ops::HardSwish<int8_t>``
+  in int16 fixed point (saturating shifts, gemmlowp's int16 rounding high multiply and rounding shift, the
+  truncating ``SaturatingDoublingHighMul`` for the final product, int16 wrap of the zero-point add as in C).
+  float32: x * min(6, max(0, x + 3)) / 6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import fixedpoint as fx
+from . import register
+from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure
+
+# sigmoid(i / 24) in Q0.16, i = 0..255 (TFLite's sigmoid_table_uint16; tuned values, not a plain rounding)
+SIGMOID_TABLE_U16 = np.array([int(v) for v in """
+32768 33451 34133 34813 35493 36169 36843 37513 38180 38841 39498 40149 40794 41432 42064 42688
+43304 43912 44511 45102 45683 46255 46817 47369 47911 48443 48964 49475 49975 50464 50942 51409
+51865 52311 52745 53169 53581 53983 54374 54755 55125 55485 55834 56174 56503 56823 57133 57433
+57724 58007 58280 58544 58800 59048 59288 59519 59743 59959 60168 60370 60565 60753 60935 61110
+61279 61441 61599 61750 61896 62036 62172 62302 62428 62549 62666 62778 62886 62990 63090 63186
+63279 63368 63454 63536 63615 63691 63765 63835 63903 63968 64030 64090 64148 64204 64257 64308
+64357 64405 64450 64494 64536 64576 64614 64652 64687 64721 64754 64786 64816 64845 64873 64900
+64926 64950 64974 64997 65019 65039 65060 65079 65097 65115 65132 65149 65164 65179 65194 65208
+65221 65234 65246 65258 65269 65280 65291 65301 65310 65319 65328 65337 65345 65352 65360 65367
+65374 65381 65387 65393 65399 65404 65410 65415 65420 65425 65429 65433 65438 65442 65445 65449
+65453 65456 65459 65462 65465 65468 65471 65474 65476 65479 65481 65483 65485 65488 65489 65491
+65493 65495 65497 65498 65500 65501 65503 65504 65505 65507 65508 65509 65510 65511 65512 65513
+65514 65515 65516 65517 65517 65518 65519 65520 65520 65521 65522 65522 65523 65523 65524 65524
+65525 65525 65526 65526 65526 65527 65527 65528 65528 65528 65529 65529 65529 65529 65530 65530
+65530 65530 65531 65531 65531 65531 65531 65532 65532 65532 65532 65532 65532 65533 65533 65533
+65533 65533 65533 65533 65533 65534 65534 65534 65534 65534 65534 65534 65534 65534 65534 65535
+""".split()], dtype=np.int64)
+assert SIGMOID_TABLE_U16.size == 256
+
+INT8_INPUT_INTEGER_BITS = 4  # Q4.27 input of the int8 paths
+INT16_INPUT_INTEGER_BITS = 3  # Q3.12 input of the int16 paths
+INT16_OUTPUT_FRACTIONAL_BITS = 15
+LOGISTIC_CUTOFF_UPPER = np.float32(16.619047164916992188)
+LOGISTIC_CUTOFF_LOWER = np.float32(-9.0)
+
+
+# ----------------------------------------------------------------------------------------------- prepare
+
+
+def int8_params(input_scale: float) -> tuple[int, int, int]:
+    """(input_multiplier, input_left_shift, input_range_radius) of the int8 LOGISTIC/TANH Prepare."""
+    real = float(np.float32(input_scale)) * float(1 << (31 - INT8_INPUT_INTEGER_BITS))
+    q, left_shift = math.frexp(real)
+    multiplier = fx._round_half_away(float(q) * (1 << 31))
+    ensure(multiplier <= fx.INT32_MAX, f"input multiplier of scale {input_scale!r} overflows int32")
+    radius = fx.calculate_input_radius(INT8_INPUT_INTEGER_BITS, int(left_shift), 31)
+    return int(multiplier), int(left_shift), radius
+
+
+def int16_params(name: str, ti, to, pot_shifts: tuple) -> tuple[int, int]:
+    """(input_multiplier, input_left_shift) of the int16 LOGISTIC/TANH Prepare (0 multiplier: power of two)."""
+    ensure(ti.params_zero_point == 0, f"{name}: int16 input zero point must be 0 (it is {ti.params_zero_point})")
+    ensure(to.params_zero_point == 0, f"{name}: int16 output zero point must be 0 (it is {to.params_zero_point})")
+    pot, log2_in = fx.checked_log2(ti.params_scale)
+    left_shift = (15 - INT16_INPUT_INTEGER_BITS) + log2_in
+    pot = pot and left_shift in pot_shifts
+    multiplier = 0
+    if not pot:
+        m = float(np.float32(ti.params_scale)) * 4096.0 * 3.0
+        left_shift = 0
+        while m <= 32767.0 / 2.0 and left_shift <= 30:
+            left_shift += 1
+            m *= 2.0
+        multiplier = int(m)
+        # TFLITE_DCHECK_LE(input_multiplier, 32767): beyond it x * multiplier leaves int32 in the C++
+        ensure(multiplier <= 32767, f"{name}: int16 input scale {ti.params_scale!r} too large "
+                                    f"(input multiplier {multiplier} > 32767)")
+    ok, log2_out = fx.checked_log2(to.params_scale)
+    ensure(ok, f"{name}: int16 output scale {to.params_scale!r} is not a power of two")
+    ensure(log2_out == -INT16_OUTPUT_FRACTIONAL_BITS, f"{name}: int16 output scale must be 2^-15 "
+                                                      f"(it is 2^{log2_out})")
+    return multiplier, left_shift
+
+
+# ----------------------------------------------------------------------------------------------- eval
+
+
+def logistic_int8(x, zp: int, multiplier: int, left_shift: int, radius: int) -> np.ndarray:
+    v = np.asarray(x, dtype=np.int64) - zp
+    q4 = fx.mbqm(v, multiplier, left_shift)
+    q0 = fx.logistic(q4, INT8_INPUT_INTEGER_BITS)
+    r = np.clip(fx.rdbp(q0, 31 - 8) - 128, -128, 127)
+    return np.where(v <= -radius, -128, np.where(v >= radius, 127, r)).astype(np.int8)
+
+
+def tanh_int8(x, zp: int, multiplier: int, left_shift: int, radius: int) -> np.ndarray:
+    v = np.asarray(x, dtype=np.int64) - zp
+    q4 = fx.mbqm(v, multiplier, left_shift)
+    q0 = fx.tanh(q4, INT8_INPUT_INTEGER_BITS)
+    r = np.clip(fx.rdbp(q0, 31 - 7), -128, 127)
+    return np.where(v <= -radius, -128, np.where(v >= radius, 127, r)).astype(np.int8)
+
+
+def _int16_rescaled(x, multiplier: int, left_shift: int) -> np.ndarray:
+    if multiplier == 0:  # power-of-two scale
+        multiplier, left_shift = 3 << left_shift, 0
+    rnd = (1 << (left_shift - 1)) if left_shift > 0 else 0
+    return fx.wrap32(np.asarray(x, dtype=np.int64) * multiplier + rnd) >> left_shift
+
+
+def _table(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    i = np.minimum(index, 254)
+    return SIGMOID_TABLE_U16[i], SIGMOID_TABLE_U16[i + 1]
+
+
+def logistic_int16(x, multiplier: int, left_shift: int) -> np.ndarray:
+    v = _int16_rescaled(x, multiplier, left_shift)
+    a = np.abs(v)
+    uh = a >> 9
+    ua, ub = _table(uh)
+    result = np.where(uh >= 255, np.int64(0x7FFF << 10), (ua << 9) + (a & 0x1FF) * (ub - ua))
+    result = np.where(v >= 0, result + (1 << 9), (1 << (16 + 9)) - result + (1 << 9) - 1) & 0xFFFFFFFF
+    return fx.wrap16(result >> 10).astype(np.int16)
+
+
+def tanh_int16(x, multiplier: int, left_shift: int) -> np.ndarray:
+    v = _int16_rescaled(x, multiplier, left_shift)
+    a = np.abs(v)
+    uh = a >> 8
+    ua, ub = _table(uh)
+    result = np.where(uh >= 255, np.int64(0xFFFF << 8), (ua << 8) + (a & 0xFF) * (ub - ua))
+    result = np.where(v >= 0, result - (1 << (14 + 9)) + (1 << (9 - 2)),
+                      -result + (1 << (14 + 9)) + (1 << (9 - 2)) - 1)
+    return fx.wrap16(result >> (9 - 1)).astype(np.int16)
+
+
+def expf(x) -> np.ndarray:
+    """``std::exp`` of float32 values: exp in double rounded once to float32 (glibc's expf is correctly
+    rounded in nearly all cases; numpy's own float32 exp is not)."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(x, dtype=np.float64)).astype(np.float32)
+
+
+def tanhf(x) -> np.ndarray:
+    """``std::tanh`` of float32 values, as tanh in double rounded to float32 (libm's tanhf is within an ulp)."""
+    return np.tanh(np.asarray(x, dtype=np.float64)).astype(np.float32)
+
+
+def logistic_float(x) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    mid = (np.float32(1.0) / (np.float32(1.0) + expf(-x))).astype(np.float32)
+    return np.where(x > LOGISTIC_CUTOFF_UPPER, np.float32(1.0),
+                    np.where(x < LOGISTIC_CUTOFF_LOWER, expf(x), mid)).astype(np.float32)
+
+
+def hard_swish_params(input_scale: float, output_scale: float) -> dict:
+    """``HardSwishPrepare``'s int8 multipliers (16-bit fixed point + exponent)."""
+    hires = np.float32(np.float32(1.0 / 128.0) * np.float32(input_scale))
+    reluish_scale = np.float32(np.float32(3.0) / np.float32(32768.0))
+    out_m32, out_exp = fx.quantize_multiplier(float(np.float32(hires / np.float32(output_scale))))
+    rel_m32, rel_exp = fx.quantize_multiplier(float(np.float32(hires / reluish_scale)))
+    return dict(output_multiplier=fx.downscale_int32_to_int16_multiplier(out_m32), output_exponent=out_exp,
+                reluish_multiplier=fx.downscale_int32_to_int16_multiplier(rel_m32), reluish_exponent=rel_exp)
+
+
+def hard_swish_int8(x, zi: int, zo: int, p: dict) -> np.ndarray:
+    v = fx.wrap16(np.asarray(x, dtype=np.int64) - zi)
+    hires = fx.wrap16(v * (1 << 7))
+    preshift_out = fx.srdhm16(hires, p["output_multiplier"])
+    reluish = hires
+    e = p["reluish_exponent"]
+    if e > 0:
+        reluish = fx.saturating_left_shift16(reluish, e - 1)
+    reluish = fx.srdhm16(reluish, p["reluish_multiplier"])
+    if e > 0:
+        reluish = fx.saturating_left_shift16(reluish, 1)
+    if e < 0:
+        reluish = fx.rdbp16(reluish, -e)
+    reluish = fx.wrap16((reluish + (1 << 15)) >> 1)  # [-1, 1] -> [0, 1]
+    out = fx.rdbp16(fx.sdhm16(reluish, preshift_out), -p["output_exponent"])
+    out = fx.wrap16(out + zo)
+    return clamp_cast(out, -128, 127, np.int8)
+
+
+def hard_swish_float(x) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    r = np.minimum(np.float32(6), np.maximum(np.float32(0), x + np.float32(3)))
+    return ((x * r) / np.float32(6)).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------------------- registration
+
+
+def _io(ctx, op, name):
+    ensure(len(op.inputs) == 1 and len(op.outputs) == 1, f"{name}: needs one input and one output "
+                                                         f"({len(op.inputs)} and {len(op.outputs)} given)")
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    ensure(ti.type == to.type, f"{name}: input {ti.type_name} and output {to.type_name} types differ")
+    ensure(tuple(ti.shape) == tuple(to.shape), f"{name}: input shape {list(ti.shape)} != output "
+                                               f"{list(to.shape)}")
+    return ti, to
+
+
+@register("LOGISTIC")
+def prepare_logistic(ctx, op):
+    ti, to = _io(ctx, op, "LOGISTIC")
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            outs[0][...] = logistic_float(ins[0])
+        return Prepared(run, ("kernel.logistic", n))
+    if ti.type == TYPE_INT8:
+        ensure(to.params_zero_point == -128, f"LOGISTIC: int8 output zero point must be -128 "
+                                             f"(it is {to.params_zero_point})")
+        zp = ti.params_zero_point
+        mult, shift, radius = int8_params(ti.params_scale)
+
+        def run(ins, outs):
+            outs[0][...] = logistic_int8(ins[0], zp, mult, shift, radius)
+        return Prepared(run, ("kernel.logistic", n))
+    ensure(ti.type == TYPE_INT16, f"LOGISTIC: input {ti.type_name}, output {to.type_name} not supported "
+                                  f"(float32, int8 and int16 are)")
+    mult, shift = int16_params("LOGISTIC", ti, to, (0,))
+
+    def run(ins, outs):
+        outs[0][...] = logistic_int16(ins[0], mult, shift)
+    return Prepared(run, ("kernel.logistic", n))
+
+
+@register("TANH")
+def prepare_tanh(ctx, op):
+    ti, to = _io(ctx, op, "TANH")
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            outs[0][...] = tanhf(ins[0])
+        return Prepared(run, ("kernel.tanh", n))
+    if ti.type == TYPE_INT8:
+        zp = ti.params_zero_point
+        mult, shift, radius = int8_params(ti.params_scale)
+
+        def run(ins, outs):
+            outs[0][...] = tanh_int8(ins[0], zp, mult, shift, radius)
+        return Prepared(run, ("kernel.tanh", n))
+    ensure(ti.type == TYPE_INT16, f"TANH: input {ti.type_name}, output {to.type_name} not supported "
+                                  f"(float32, int8 and int16 are)")
+    mult, shift = int16_params("TANH", ti, to, (0, 1))
+
+    def run(ins, outs):
+        outs[0][...] = tanh_int16(ins[0], mult, shift)
+    return Prepared(run, ("kernel.tanh", n))
+
+
+@register("HARD_SWISH")
+def prepare_hard_swish(ctx, op):
+    ti, to = _io(ctx, op, "HARD_SWISH")
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            outs[0][...] = hard_swish_float(ins[0])
+        return Prepared(run, ("kernel.hard_swish", n))
+    ensure(ti.type == TYPE_INT8, f"HARD_SWISH: type {ti.type_name} not supported (float32 and int8 are)")
+    p = hard_swish_params(ti.params_scale, to.params_scale)
+    ensure(p["output_exponent"] <= 0, f"HARD_SWISH: output multiplier exponent {p['output_exponent']} > 0 "
+                                      f"(output scale {to.params_scale!r} below input scale / 128)")
+    zi, zo = ti.params_zero_point, to.params_zero_point
+
+    def run(ins, outs):
+        outs[0][...] = hard_swish_int8(ins[0], zi, zo, p)
+    return Prepared(run, ("kernel.hard_swish", n))
