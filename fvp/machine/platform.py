@@ -27,6 +27,7 @@ from .devices.uart import CmsdkUart
 from ..errors import ConfigError, FvpError, SimulationStop
 from .port import BusPort
 from .sim import Simulator
+from .written import WrittenMap
 
 
 @dataclass
@@ -125,6 +126,8 @@ class Platform:
             if first.secure_base is not None:
                 self.amap.add(first.secure_base, size, ram, name, first.masters, secure=True)
         self.bus = Bus(self.amap)
+        # --check-stream's shadow map: what has been written since the program was loaded (unwritten-read rule)
+        self.written = WrittenMap(self.amap) if self.check_stream != "off" else None
         self.devices: dict = {}
         self._uart_files = []
         for d in spec.devices.values():
@@ -140,16 +143,22 @@ class Platform:
         if model is not None:
             addr, size = self.layout["model"]
             self.bus.view(addr, size, "cpu")[:] = memoryview(model)
+            self._loaded(addr, size)
         for data, addr in data_files:
             try:
                 self.bus.view(addr, len(data), "cpu")[:] = memoryview(data)
             except FvpError as e:
                 raise ConfigError(f"--data @0x{addr:x}: {e}") from None
+            self._loaded(addr, len(data))
         self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd,
-                            read_limit=read_limit, host_files=host_files)
+                            read_limit=read_limit, host_files=host_files, written=self.written)
         self.boot_info = self._boot_info(model_name, args or {})
 
     # ------------------------------------------------------------------ construction
+    def _loaded(self, addr: int, size: int) -> None:
+        if self.written is not None:
+            self.written.mark(addr, size)
+
     def _make_device(self, d):
         p = d.props
         if d.type == "cmsdk_uart":
@@ -180,7 +189,7 @@ class Platform:
                           system_config=npu.system_config, memory_mode=npu.memory_mode, timing=npu.timing,
                           engine=npu.engine, max_commands=npu.max_commands, diagnostic=self._npu_diagnostic,
                           guest_error=self._guest_error, timing_params=npu.timing_params,
-                          check_stream=self.check_stream)
+                          check_stream=self.check_stream, written=self.written)
         raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
 
     def _boot_info(self, model_name: str | None, args: dict) -> dict:

@@ -26,8 +26,9 @@ from .sim import Simulator
 class BusPort:
     def __init__(self, bus: Bus, sim: Simulator, cpu: CpuCostModel, nvic: InterruptController, *,
                  guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None,
-                 read_limit: int | None = None, host_files: dict | None = None):
+                 read_limit: int | None = None, host_files: dict | None = None, written=None):
         self._bus = bus
+        self._written = written  # fvp.machine.written.WrittenMap under --check-stream, else None
         self._sim = sim
         self._cpu = cpu
         self._nvic = nvic
@@ -78,6 +79,8 @@ class BusPort:
             self._bus.write_word(addr, value, size, "cpu")
         except BusFault as e:
             raise SimulationStop("hard_fault", f"bus error on a {size * 8}-bit write: {e}") from None
+        if self._written is not None:
+            self._written.mark(addr, size)
 
     def write_repeated(self, addr: int, data: bytes) -> None:
         """Byte writes of ``data`` to one register (a putc loop to a UART DATA register)."""
@@ -93,9 +96,12 @@ class BusPort:
     def view(self, addr: int, size: int) -> np.ndarray:
         """Zero-copy uint8 view of RAM (no time is charged: report the work done with ``work``)."""
         try:
-            return self._bus.view(addr, size, "cpu")
+            v = self._bus.view(addr, size, "cpu")
         except BusFault as e:
             raise SimulationStop("hard_fault", f"bus error: {e}") from None
+        if self._written is not None:  # a view is a pointer: what the firmware writes through it is not seen
+            self._written.mark(addr, size)
+        return v
 
     def read(self, addr: int, size: int) -> bytes:
         return self.view(addr, size).tobytes()

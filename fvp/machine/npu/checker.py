@@ -17,7 +17,11 @@ in words (docs/stream-checker.md lists the rules). Rules:
 * ``output-overlaps-input``: an operation's OFM bytes overlap its IFM bytes with a different layout (an in-place
   operation must read each element before it is overwritten: same addresses for the same element);
 * ``register``: register values that are illegal for the variant: a zero or oversized OFM block, the
-  accumulator area starting before the IFM buffer ends or past the SHRAM, 64-bit feature maps.
+  accumulator area starting before the IFM buffer ends or past the SHRAM, 64-bit feature maps;
+* ``unwritten-read``: an operation or DMA reads bytes that nothing has written since the program was loaded
+  (``fvp.machine.written``: the loader, the firmware and the NPU's own OFMs and DMAs write; the runner's copies of
+  the inputs into the scratch are writes like any other), so it computes with stale or uninitialised memory.
+  Feature maps are compared element by element where their bounding ranges are not written in full.
 
 ``strict`` makes the first error stop the simulation (``SimulationStop("guest_error")``, exit status 1).
 """
@@ -35,8 +39,10 @@ def _tile_boxes(fm, h, w):
 
 
 class StreamChecker:
-    def __init__(self, arch, mode: str = "warn", report=print):
+    def __init__(self, arch, mode: str = "warn", report=print, written=None):
         self.arch = arch
+        self.written = written  # fvp.machine.written.WrittenMap, or None: the unwritten-read rule is off
+        self._writes: list = []  # (lo, hi) bus ranges the operation being checked writes, marked by ``after``
         self.mode = mode
         self.report = report
         self.findings: list[str] = []
@@ -80,22 +86,30 @@ class StreamChecker:
     #: tiles larger than this many elements are not compared element by element (the checker stays cheap)
     TILE_OVERLAP_MAX_ELEMENTS = 1 << 20
 
-    def _tile_overlap(self, op, fm, tensor, h, w, d, skip: set) -> None:
-        """``tile-overlap``: the byte offsets of each tile's elements (rows, columns, channels as the hardware
-        addresses them) against every other tile's."""
-        boxes = [b for b in _tile_boxes(fm, h, w) if b[0] not in skip]
-        if len(boxes) < 2 or h * w * d > self.TILE_OVERLAP_MAX_ELEMENTS:
-            return
+    @staticmethod
+    def _element_offsets(fm, h, w, d, skip: set) -> dict:
+        """Per tile box (not in ``skip``): the sorted region offsets of its elements' first bytes, as the
+        hardware forms them from the tile's base and the strides (rows, columns, channels)."""
         elem = fm.bits // 8
         nhcwb16 = fm.format == "NHCWB16"
         sx = 16 * elem if nhcwb16 else fm.stride_x
         co = fmap.channel_offsets(d, elem, nhcwb16, fm.stride_c)
-        spans = {}
-        for t, ny, nx in boxes:
+        out = {}
+        for t, ny, nx in _tile_boxes(fm, h, w):
+            if t in skip:
+                continue
             a = (fm.bases[t] + np.arange(ny, dtype=np.int64)[:, None, None] * fm.stride_y
                  + np.arange(nx, dtype=np.int64)[None, :, None] * sx + co[None, None, :])
-            starts = np.unique(a.ravel())
-            spans[t] = np.unique((starts[:, None] + np.arange(elem)[None, :]).ravel())
+            out[t] = np.unique(a.ravel())
+        return out
+
+    def _tile_overlap(self, op, fm, tensor, h, w, d, skip: set) -> None:
+        """``tile-overlap``: the byte offsets of each tile's elements against every other tile's."""
+        if len([b for b in _tile_boxes(fm, h, w) if b[0] not in skip]) < 2 or h * w * d > self.TILE_OVERLAP_MAX_ELEMENTS:
+            return
+        elem = fm.bits // 8
+        spans = {t: np.unique((starts[:, None] + np.arange(elem)[None, :]).ravel())
+                 for t, starts in self._element_offsets(fm, h, w, d, skip).items()}
         tiles = sorted(spans)
         for i, t1 in enumerate(tiles):
             for t2 in tiles[i + 1:]:
@@ -108,6 +122,33 @@ class StreamChecker:
                               f"{fm.width0} column(s), STRIDE_Y {fm.stride_y}): one tile's results overwrite the "
                               f"other's")
                     return
+
+    #: feature maps larger than this are not compared element by element for ``unwritten-read`` (not reported)
+    UNWRITTEN_MAX_ELEMENTS = 1 << 22
+
+    def _unwritten_fm(self, ctx, op, fm, tensor, h, w, d, skip: set, ranges) -> None:
+        """``unwritten-read`` for a feature map read: its tiles' bounding ranges first, elements if needed."""
+        wm = self.written
+        if all(wm.covered(lo, hi - lo) for _, lo, hi, _ in ranges) or h * w * d > self.UNWRITTEN_MAX_ELEMENTS:
+            return
+        elem = fm.bits // 8
+        base = ctx.bases[fm.region]
+        for t, starts in self._element_offsets(fm, h, w, d, skip).items():
+            first = (base + int(starts[0])) & ctx.mask
+            bad = wm.unwritten(first, starts - starts[0], elem)
+            if bad.size:
+                a = (first + int(bad[0])) & ctx.mask
+                self._say("error", op, "unwritten-read",
+                          f"{tensor} {h}x{w}x{d} {fm.format} in region {fm.region}: {bad.size} of its elements "
+                          f"(tile {t}, the first at {wm.describe(a)}) were never written since the program was "
+                          f"loaded: the operation reads stale or uninitialised memory")
+                return
+
+    def _unwritten_range(self, op, what: str, lo: int, n: int) -> None:
+        if n > 0 and not self.written.covered(lo, n):
+            self._say("error", op, "unwritten-read",
+                      f"{what} 0x{lo:08x}-0x{lo + n - 1:08x} ({n} bytes at {self.written.describe(lo)}) were not all "
+                      f"written since the program was loaded: the operation reads stale or uninitialised memory")
 
     def _tiles(self, ctx, op, fm, tensor, h, w, d) -> set:
         """The tile rules; returns the tiles found unused (their bytes are not the tensor's: left out of the
@@ -181,6 +222,9 @@ class StreamChecker:
             written = self._dma_ranges(ctx, op)
             self._hazards_dma(op, written)
             self._dmas.append((op, written))
+            self._writes = [(lo, hi) for space, lo, hi, _, _ in written if space == "bus"]
+            if self.written is not None:
+                self._unwritten_dma(ctx, op)
             return
         if not op.is_kernel_op:
             return
@@ -198,19 +242,28 @@ class StreamChecker:
                 areas.append((op.ifm2, "IFM2", op.ifm2.height, op.ifm2.width, op.ifm2.depth))
         o = op.ofm
         areas.append((o, "OFM", *o.stored_shape))
+        self._writes = []
         for fm, tensor, h, w, d in areas:
             if h <= 0 or w <= 0 or d <= 0 or fm.storage == "CHAINED":  # a U85 chaining buffer is not memory
                 continue
             bad = self._tiles(ctx, op, fm, tensor, h, w, d)
             if tensor == "OFM":
                 self._tile_overlap(op, fm, tensor, h, w, d, bad)
-            ranges += [(s, lo, hi, t, tensor) for s, lo, hi, t in self._fm_ranges(ctx, fm, h, w, d) if t not in bad]
+            fm_ranges = self._fm_ranges(ctx, fm, h, w, d)
+            if tensor == "OFM":
+                self._writes += [(lo, hi) for _, lo, hi, _ in fm_ranges]
+            good = [r for r in fm_ranges if r[3] not in bad]
+            if tensor != "OFM" and self.written is not None:
+                self._unwritten_fm(ctx, op, fm, tensor, h, w, d, bad, good)
+            ranges += [(s, lo, hi, t, tensor) for s, lo, hi, t in good]
         base = ctx.bases
         for tensor, rs in (("weights", op.weights), ("scales", op.scales)):
             for r in rs:
                 if r.length > 0:
                     lo = (base[r.region] + r.address) & ctx.mask
                     ranges.append(("bus", lo, lo + r.length, 0, tensor))
+                    if self.written is not None:
+                        self._unwritten_range(op, f"its {tensor} stream", lo, r.length)
         self._hazards_kernel(op, ranges)
         self._in_place(op, ranges)
         # [inferred from Vela's wait insertion] the command processor takes a new kernel operation only when the
@@ -253,8 +306,42 @@ class StreamChecker:
         lo = (ctx.bases[d.dst_region] + d.dst_address) & ctx.mask
         return [("bus", lo, lo + span, 0, "DMA destination")]
 
+    def _unwritten_dma(self, ctx, op) -> None:
+        """``unwritten-read`` for a DMA's source (and a U85 gather's index table): its rows as the DMA reads
+        them (a gather's rows are those its index table names, not checked row by row: left out)."""
+        d = op.dma
+        if d.total_bytes <= 0 or d.src_internal:
+            return
+        src = (ctx.bases[d.src_region] + d.src_address) & ctx.mask
+        if op.u85:
+            rows = 1 if d.src_stride_mode == 0 else d.size0
+            planes = d.size1 if d.src_stride_mode == 2 else 1
+            if d.indexed:
+                self._unwritten_range(op, "its index table", (ctx.bases[d.idx_region] + d.idx_address) & ctx.mask,
+                                      4 * rows)
+            if d.indexed == "src":
+                return
+            starts = (np.arange(planes, dtype=np.int64)[:, None] * d.src_stride1
+                      + np.arange(rows, dtype=np.int64)[None, :] * d.src_stride0).ravel()
+            lo = int(starts.min())
+            bad = self.written.unwritten((src + lo) & ctx.mask, np.unique(starts - lo), d.length)
+            if bad.size:
+                a = (src + lo + int(bad[0])) & ctx.mask
+                self._say("error", op, "unwritten-read",
+                          f"{bad.size} of its source rows of {d.length} bytes (the first at "
+                          f"{self.written.describe(a)}) were never written since the program was loaded: the DMA "
+                          f"copies stale or uninitialised memory")
+            return
+        mode = d.dst_stride_mode if ctx.arch.is_u65 else 0  # as execute._run_dma: the source is contiguous
+        n = d.length * (1 if mode == 0 else d.size0) * (d.size1 if mode == 2 else 1)
+        self._unwritten_range(op, "its source", src, n)
+
     def after(self, ctx, op) -> None:
-        pass
+        """The operation has run: what it wrote is written (the unwritten-read rule's shadow map)."""
+        if self.written is not None:
+            for lo, hi in self._writes:
+                self.written.mark(lo, hi - lo)
+        self._writes = []
 
     def summary(self) -> str:
         return f"stream check: {len(self.findings)} findings ({self.errors} errors)"

@@ -109,7 +109,8 @@ class NpuMemoryPort:
 class EthosU(Device):
     def __init__(self, name: str, arch, bus: Bus, sim, raise_irq, irq: int, *, system_config=None,
                  memory_mode=None, timing: str = "analytic", engine: str = "fast", max_commands: int = 2_000_000,
-                 diagnostic=None, guest_error=None, timing_params=None, check_stream: str = "off"):
+                 diagnostic=None, guest_error=None, timing_params=None, check_stream: str = "off",
+                 written=None):
         from .timing import TimingModel
 
         self.name = name
@@ -125,7 +126,8 @@ class EthosU(Device):
         if check_stream and check_stream != "off":
             from .checker import StreamChecker
 
-            self.checker = StreamChecker(arch, check_stream, report=lambda line: self.diagnostic(line))
+            self.checker = StreamChecker(arch, check_stream, report=lambda line: self.diagnostic(line),
+                                         written=written)
         self.diagnostic = diagnostic or (lambda msg: None)
         self.guest_error = guest_error or (lambda msg: None)
         self.memory = NpuMemoryPort(bus, (1 << arch.address_bits) - 1)

@@ -448,13 +448,18 @@ def _recall(ctx: _Ctx, key):
 def _run_operation(ctx: _Ctx, op) -> OpRecord:
     """One decoded operation: a DMA, a kernel operation, or one with nothing to compute (waits, STOP)."""
     interruption_point()
-    if ctx.checker is not None:  # --check-stream
-        ctx.checker.before(ctx, op)
+    checker = ctx.checker  # --check-stream
+    if checker is not None:
+        checker.before(ctx, op)
     if op.kind == "DMA":
-        return _run_dma(ctx, op)
-    if op.is_kernel_op:
-        return _run_kernel_op(ctx, op)
-    return OpRecord(op)
+        rec = _run_dma(ctx, op)
+    elif op.is_kernel_op:
+        rec = _run_kernel_op(ctx, op)
+    else:
+        return OpRecord(op)
+    if checker is not None:
+        checker.after(ctx, op)
+    return rec
 
 
 def _internal_fault(e: Exception, offset: int) -> NpuFault:
