@@ -29,7 +29,7 @@ the NPU model.
 
 A ``.tflite`` without an ``ethos-u`` operator is compiled first with the installed Vela (``--vela``,
 ``--accelerator-config``, ``--system-config``, ``--memory-mode``; the ``vela.ini`` shipped in the Vela
-package), and Vela's own estimate is read from its summary CSV.
+package; run by ``fvp.host.vela``), and Vela's own estimate is read from its summary CSV.
 
 Usage: python tools/tflite_npu.py MODEL_OR_DIR [...] [--board NAME] [-C key=value] [--profile]
 """
@@ -37,10 +37,8 @@ Usage: python tools/tflite_npu.py MODEL_OR_DIR [...] [--board NAME] [-C key=valu
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import io
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -141,50 +139,23 @@ def read_tflite(path: str | Path) -> TfliteModel:
 # ================================================================================================ Vela
 
 
-def vela_ini() -> Path:
-    import ethosu
-
-    for base in ethosu.__path__:
-        p = Path(base) / "config_files" / "Arm" / "vela.ini"
-        if p.is_file():
-            return p
-    raise ToolError("the vela.ini shipped with ethos-u-vela was not found")
-
-
 def compile_with_vela(src: Path, out_dir: Path, accelerator: str, system_config: str, memory_mode: str,
                       vela: str | None = None) -> tuple[Path, dict | None, str]:
-    """Compile ``src`` with Vela; returns (compiled .tflite, Vela's estimate from the summary CSV, version)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cmd = ([vela] if vela else [sys.executable, "-m", "ethosu.vela"])
-    args = [str(src), "--accelerator-config", accelerator, "--system-config", system_config,
-            "--memory-mode", memory_mode, "--config", str(vela_ini()), "--output-dir", str(out_dir)]
-    p = subprocess.run(cmd + args, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise ToolError(f"vela failed on {src} (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-400:]}")
-    ver = subprocess.run(cmd + ["--version"], capture_output=True, text=True).stdout.strip()
-    compiled = out_dir / f"{src.stem}_vela.tflite"
-    if not compiled.is_file():
-        raise ToolError(f"vela did not write {compiled}")
-    return compiled, read_vela_summary(out_dir / f"{src.stem}_summary_{system_config}.csv"), ver
+    """Compile ``src`` with Vela (``fvp.host.vela``, the one Vela runner); returns (compiled .tflite, Vela's estimate
+    from the summary CSV, version)."""
+    from fvp.host.vela import VelaError, compile_tflite
+
+    try:
+        out = compile_tflite(src, out_dir, accelerator, system_config, memory_mode, vela=vela)
+    except VelaError as e:
+        raise ToolError(str(e).removeprefix("--vela: ")) from None
+    return out.path, read_vela_summary(out.summary), out.version
 
 
 def read_vela_summary(path: Path) -> dict | None:
-    if not path.is_file():
-        return None
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows:
-        return None
-    r = rows[0]
+    from fvp.host.vela import read_summary
 
-    def num(key):
-        try:
-            return int(float(r[key]))
-        except (KeyError, ValueError):
-            return None
-
-    return {"npu": num("cycles_npu"), "total": num("cycles_total"), "sram": num("cycles_sram_access"),
-            "offchip": num("cycles_off_chip_flash_access"), "dram": num("cycles_dram_access")}
+    return read_summary(path)
 
 
 # ================================================================================================ running

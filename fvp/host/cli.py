@@ -50,8 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "MODEL, run the tutorial's delegated x + x program built into the firmware.",
                          epilog="exit status: 0 the program ran and ended with EOT; 1 it failed (a fatal F line, an "
                                 "NPU or CPU fault, a failed bundled verification); 2 bad usage, board or model file; "
-                                "3 a simulation limit (--cyclelimit, --timelimit) was reached")
-    run.add_argument("model", nargs="?", metavar="MODEL", help="a .pte or .bpte file (default: the embedded program)")
+                                "3 a simulation limit (--cyclelimit, --timelimit) was reached; --vela without Vela installed or a "
+                                "Vela failure (its last line is said) is 2")
+    run.add_argument("model", nargs="?", metavar="MODEL",
+                     help="a .pte, .bpte or .tflite file (default: the embedded program)")
     _add_board_options(run)
     run.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="FILE",
                      help="input tensor i: raw bytes of the tensor or a .npy file (repeat per input); "
@@ -78,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write a Chrome/Perfetto trace (JSON) of NPU operations, DMAs and CPU kernels")
     run.add_argument("--data", action="append", default=[], metavar="FILE@ADDRESS",
                      help="load FILE into memory at ADDRESS before the firmware starts (FVP --data)")
+    run.add_argument("--vela", action="store_true",
+                     help="compile a .tflite with Vela (ethos-u-vela) for the board's NPU, system config and memory "
+                          "mode first, then run the result (a .tflite that has an ethos-u operator runs as it is)")
+    run.add_argument("--vela-args", action="append", default=[], metavar="FLAGS",
+                     help="more Vela flags, one quoted string (repeat; implies --vela): --vela-args='--optimise Size'")
 
     dis = sub.add_parser("disasm", help="disassemble the Ethos-U command streams of a program",
                          description="Print, per Ethos-U delegate, every command of its stream (offset, words, "
@@ -98,8 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      "network_model_sec (symbol model_pte) and the runner's pools for the board the "
                                      "program resolves to (as fvp run resolves it), so FVP_Corstone_SSE-300_Ethos-U55 "
                                      "(FVP_Corstone_SSE-320 for an Ethos-U85 program) -a FILE runs it. The ELF holds "
-                                     "no Cortex-M code (Arm's FVP cannot run it).")
-    elf.add_argument("model", metavar="MODEL", help="a .pte or .bpte file")
+                                     "no Cortex-M code (Arm's FVP cannot run it). A .tflite gets an ML Embedded "
+                                     "Evaluation Kit application's layout (nn_model, the tensor arena activationBuf).")
+    elf.add_argument("model", metavar="MODEL", help="a .pte, .bpte or .tflite file")
     elf.add_argument("-o", "--output", required=True, metavar="FILE", help="the ELF to write")
     _add_board_options(elf)
 
@@ -182,7 +190,13 @@ def cmd_run(args) -> int:
         res = resolve(model, board=args.board, target=args.target, overrides=args.overrides, model_name=model_name)
         spec = res.load()
         _note(res.notes)
+        if args.vela or args.vela_args:
+            from .vela import prepare
+
+            model, model_name = prepare(model, model_name, spec, args.vela_args, note=lambda line: _note([line]))
     else:
+        if args.vela or args.vela_args:
+            raise ConfigProblems(["--vela: give the MODEL (.tflite) to compile"])
         from .firmware_image import default_image
 
         spec = _load(args)

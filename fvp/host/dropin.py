@@ -13,7 +13,8 @@ unchanged with this package on ``PATH``. The Corstone-300 binaries take the name
   this simulator's board keys (``npu.memory_mode=...``, ``firmware.pools.temp.size=...``); ``-f FILE`` reads
   ``name=value`` lines;
 - ``-a [cpu0=]app.elf``: the runner ELF. Its code is not executed (the Python ``arm_executor_runner`` stands in
-  for it); the program in its ``network_model_sec`` section is run, with the pool sizes the ELF records;
+  for it); the program in its ``network_model_sec`` section is run, with the pool sizes the ELF records; an MLEK
+  application ELF's ``.tflite`` (``nn_model``) runs on the TFLite Micro image, with the ELF's tensor arena;
 - ``--data [INST=]FILE@ADDRESS``: a ``.pte``/``.bpte`` is the program to run (placed at ADDRESS); anything else
   is loaded into memory as it is;
 - ``-C cpu0.semihosting-cmd_line="executor_runner -m model.pte -i in0.bin -o out"`` (with
@@ -331,12 +332,16 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     elif model is not None:
         source = f"{model_name} (--data @0x{model_addr:08x})"
     elif elf is not None and elf.program is not None:
+        if not _PROGRAM_MAGIC.fullmatch(elf.program[4:8]):
+            raise _Usage(f"-a {elf.path}: its {elf.program_source} holds neither an ExecuTorch program (.pte/.bpte) "
+                         f"nor a .tflite (identifier {bytes(elf.program[4:8])!r})")
         model, model_name, model_addr = elf.program, os.path.basename(elf.path), None
-        source = f"{os.path.basename(elf.path)}:network_model_sec ({len(model)} bytes)"
+        source = f"{os.path.basename(elf.path)}:{elf.program_source} ({len(model)} bytes)"
     if model is None:
         if elf is not None:
-            raise _Usage(f"-a {elf.path}: the ELF has no network_model_sec section (or model_pte symbol) and no "
-                         f"program was given with --data FILE.pte@ADDRESS or cpu0.semihosting-cmd_line")
+            raise _Usage(f"-a {elf.path}: the ELF holds neither an ExecuTorch program (network_model_sec section or "
+                         f"model_pte symbol) nor a .tflite (MLEK's nn_model), and no program was given with --data "
+                         f"FILE.pte@ADDRESS or cpu0.semihosting-cmd_line")
         raise _Usage("nothing to run: give -a app.elf (with the program in network_model_sec), "
                      f"--data model.pte@0x70000000, or -C {cpu0}.semihosting-cmd_line='executor_runner -m model.pte'")
 

@@ -9,6 +9,17 @@ optional extra ``elf``):
 - the pools: symbols ``method_allocation_pool``, ``temp_allocation_pool``, ``dedicated_sram`` (or the value of
   ``ethosu_fast_scratch_size``), or the input sections ``.bss.method_allocator_sec``, ``.bss.tensor_arena``,
   ``.bss.ethosu_scratch`` when they survive linking; each with its address (which tells the region).
+
+An ML Embedded Evaluation Kit (MLEK) application ELF holds a ``.tflite`` instead, for the TFLite Micro image
+(MLEK ``scripts/py/templates/tflite.cc.template``, ``BufAttributes.hpp``, ``ethosu_mem_config.h``, the MPS3
+SSE-300 linker script): ``static const uint8_t nn_model[]`` in section ``nn_model`` (linked into ``.ddr.at_ddr``;
+``GetModelPointer``/``GetModelLen`` return it, code this reader cannot run), the tensor arena
+``activationBuf[ACTIVATION_BUF_SZ]`` (``tensorArena`` in older use cases) in ``.bss.NoInit.activation_buf_sram``
+(``activation_buf_dram`` / ``.bss.NoInit.activation_buf_dram`` in DDR for Dedicated_Sram) and the NPU cache
+``cache_arena`` in ``.bss.NoInit.ethos_u_cache``. The model is found by the symbol (a C name or the C++ name
+mangled in the use case's namespace, e.g. ``_ZN3arm3app16inference_runnerL8nn_modelE``; its size is the array's)
+or by the section when it survives; it must start like a ``.tflite`` (``TFL3``). Its pools are ``arena`` and
+``fast_scratch``, the TFLite Micro board's. A stripped ELF (no symbols, sections merged) gives no model.
 """
 
 from __future__ import annotations
@@ -35,12 +46,23 @@ _POOL_SECTIONS = {
 MODEL_SECTION = "network_model_sec"
 MODEL_SYMBOL = "model_pte"
 
+# MLEK application ELFs (the module docstring): the .tflite and the TFLite Micro board's pools
+MLEK_MODEL_SECTION = "nn_model"
+MLEK_MODEL_SYMBOL = "nn_model"
+MLEK_ARENA_SYMBOL = "activationBuf"
+MLEK_ARENA_SECTIONS = {"SRAM": ".bss.NoInit.activation_buf_sram", "DDR": ".bss.NoInit.activation_buf_dram"}
+MLEK_CACHE_SECTION, MLEK_CACHE_SYMBOL = ".bss.NoInit.ethos_u_cache", "cache_arena"
+MLEK_POOL_SYMBOLS = {MLEK_ARENA_SYMBOL: "arena", "tensorArena": "arena", MLEK_CACHE_SYMBOL: "fast_scratch"}
+MLEK_POOL_SECTIONS = {**{sec: "arena" for sec in MLEK_ARENA_SECTIONS.values()}, "activation_buf_dram": "arena",
+                      MLEK_CACHE_SECTION: "fast_scratch"}
+
 
 @dataclass
 class ElfImage:
     path: str
     program: bytes | None = None
     program_address: int | None = None
+    program_source: str = MODEL_SECTION  # where the program was found (a section or symbol name)
     pools: dict = field(default_factory=dict)  # name -> (address, size)
     machine: str = ""
 
@@ -134,7 +156,57 @@ def _read(elf, path: str, symtab_cls) -> ElfImage:
                 if base_raw is not None:
                     base = struct.unpack("<I", base_raw)[0]
                 img.pools["fast_scratch"] = (base, value)
+    if img.program is None:
+        _read_mlek(img, sections, symbols, data_at)
     return img
+
+
+def c_name(symbol: str) -> str:
+    """A symbol's C name: itself, or the last name of an Itanium-mangled nested variable name
+    (``_ZN3arm3appL13activationBufE`` -> ``activationBuf``)."""
+    if not (symbol.startswith("_ZN") and symbol.endswith("E")):
+        return symbol
+    i, last = 3, symbol
+    while i < len(symbol) - 1:
+        if symbol[i] == "L":  # internal linkage (a static variable)
+            i += 1
+        j = i
+        while j < len(symbol) and symbol[j].isdigit():
+            j += 1
+        if j == i:
+            return symbol
+        n = int(symbol[i:j])
+        last, i = symbol[j:j + n], j + n
+    return last if i == len(symbol) - 1 else symbol
+
+
+def _read_mlek(img: ElfImage, sections, symbols: dict, data_at) -> None:
+    """The ``.tflite`` and the pools of an MLEK application ELF (the module docstring), into ``img``."""
+    models = []
+    for name, (addr, size) in symbols.items():
+        if c_name(name) == MLEK_MODEL_SYMBOL and size:
+            data = data_at(addr, size)
+            if data is not None and data[4:8] == b"TFL3":
+                models.append((addr, name, bytes(data)))
+    if not models:
+        sec = next((s for s in sections if s.name == MLEK_MODEL_SECTION and s["sh_type"] != "SHT_NOBITS"), None)
+        if sec is not None and sec.data()[4:8] == b"TFL3":
+            models.append((sec["sh_addr"], MLEK_MODEL_SECTION, bytes(sec.data())))
+    if len({m[0] for m in models}) > 1:
+        raise ConfigError(f"-a {img.path}: {len(models)} models ({', '.join(m[1] for m in models)}); the TFLite "
+                          f"Micro image runs one: give it with --data MODEL.tflite@ADDRESS")
+    if not models:
+        return
+    img.program_address, _, img.program = models[0]
+    img.program_source = MLEK_MODEL_SYMBOL
+    for s in sections:
+        pool = MLEK_POOL_SECTIONS.get(s.name)
+        if pool and s["sh_size"]:
+            img.pools[pool] = (s["sh_addr"], s["sh_size"])
+    for name, (addr, size) in symbols.items():
+        pool = MLEK_POOL_SYMBOLS.get(c_name(name))
+        if pool and size:
+            img.pools[pool] = (addr, size)
 
 
 def region_of(link_regions: dict, address: int) -> str | None:

@@ -9,6 +9,11 @@ writes one with the standard library (``struct``): a little-endian ELF32 executa
   ``.bss.ethosu_scratch``) with the symbols ``method_allocation_pool``, ``temp_allocation_pool`` and
   ``dedicated_sram``, at the addresses and sizes the board's linker layout gives them (``layout_firmware``).
 
+A ``.tflite`` gets the layout of an ML Embedded Evaluation Kit application instead (the TFLite Micro board's
+placement): the model in section ``nn_model`` (symbol ``nn_model``), the tensor arena ``activationBuf`` in
+``.bss.NoInit.activation_buf_sram`` (``_dram`` for an arena in DDR) and the NPU cache ``cache_arena`` in
+``.bss.NoInit.ethos_u_cache`` when the board has one.
+
 The names are those ``elf_image`` reads. The board is resolved as ``fvp run`` resolves it (the program's
 compile specs unless ``-c``/``--target``/``-C`` say otherwise), so the pools are the ones the runner's build
 uses for the program's memory mode. The ELF holds no Cortex-M55 code: Arm's FVP cannot run it; this
@@ -23,7 +28,8 @@ import struct
 from ..boards import layout_firmware
 from ..errors import ConfigError
 from ..safe_write import write_file
-from .elf_image import _POOL_SECTIONS, _POOL_SYMBOLS, MODEL_SECTION, MODEL_SYMBOL
+from .elf_image import (_POOL_SECTIONS, _POOL_SYMBOLS, MLEK_ARENA_SECTIONS, MLEK_ARENA_SYMBOL, MLEK_CACHE_SECTION,
+                        MLEK_CACHE_SYMBOL, MLEK_MODEL_SECTION, MLEK_MODEL_SYMBOL, MODEL_SECTION, MODEL_SYMBOL)
 
 EM_ARM = 40
 _EF_ARM_EABI_VER5 = 0x0500_0000
@@ -39,17 +45,30 @@ POOL_LAYOUT = {pool: (sec, next(sym for sym, p in _POOL_SYMBOLS.items() if p == 
                for sec, pool in _POOL_SECTIONS.items()}
 
 
-def runner_elf(program: bytes, model_address: int, pools: dict) -> bytes:
-    """The ELF's bytes: ``program`` at ``model_address``; ``pools`` maps a pool name (``method``, ``temp``,
-    ``fast_scratch``) to ``(address, size)``."""
+def mlek_pool_layout(spec) -> dict:
+    """The pools of an MLEK application ELF for the TFLite Micro board ``spec``: the arena in
+    ``.bss.NoInit.activation_buf_sram`` (``..._dram`` when the board puts it in DDR), symbol ``activationBuf``;
+    the NPU cache ``cache_arena`` in ``.bss.NoInit.ethos_u_cache``."""
+    arena = spec.firmware.pools.get("arena")
+    where = "DDR" if arena is not None and arena.region == "DDR" else "SRAM"
+    return {"arena": (MLEK_ARENA_SECTIONS[where], MLEK_ARENA_SYMBOL),
+            "fast_scratch": (MLEK_CACHE_SECTION, MLEK_CACHE_SYMBOL)}
+
+
+def runner_elf(program: bytes, model_address: int, pools: dict, *, model_section: str = MODEL_SECTION,
+               model_symbol: str = MODEL_SYMBOL, pool_layout: dict | None = None) -> bytes:
+    """The ELF's bytes: ``program`` at ``model_address`` in ``model_section`` (symbol ``model_symbol``); ``pools``
+    maps a pool name (``method``, ``temp``, ``fast_scratch``) to ``(address, size)``, each written as the
+    ``(section, symbol)`` of ``pool_layout`` (default: the ExecuTorch runner's, ``POOL_LAYOUT``)."""
+    layout = POOL_LAYOUT if pool_layout is None else pool_layout
     # (name, type, flags, addr, data or None, size, align)
-    sections = [("", 0, 0, 0, None, 0, 0), (MODEL_SECTION, _SHT_PROGBITS, _SHF_ALLOC, model_address, program,
+    sections = [("", 0, 0, 0, None, 0, 0), (model_section, _SHT_PROGBITS, _SHF_ALLOC, model_address, program,
                                              len(program), 16)]
-    symbols = [(MODEL_SYMBOL, model_address, len(program), 1)]
+    symbols = [(model_symbol, model_address, len(program), 1)]
     for pool, (addr, size) in pools.items():
-        if pool not in POOL_LAYOUT or not size:
+        if pool not in layout or not size:
             continue
-        sec, sym = POOL_LAYOUT[pool]
+        sec, sym = layout[pool]
         symbols.append((sym, addr, size, len(sections)))
         sections.append((sec, _SHT_NOBITS, _SHF_ALLOC | _SHF_WRITE, addr, None, size, 16))
     strtab = bytearray(b"\0")
@@ -108,20 +127,20 @@ def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=No
     """Resolve the board for ``program`` (as ``fvp run`` does), lay it out and write the ELF to ``out_path``."""
     from .program_board import is_tflite, resolve
 
-    if is_tflite(program):
-        raise ConfigError(f"{model_name}: a .tflite runs on the TFLite Micro image, which has no runner ELF; "
-                          f"give an ExecuTorch .pte or .bpte")
-    if len(program) < 8 or program[4:8] not in (b"ET12", b"BP08"):
-        raise ConfigError(f"{model_name}: not an ExecuTorch program (identifier "
-                          f"{program[4:8]!r}, expected b'ET12' or b'BP08')")
+    tflite = is_tflite(program)
+    if not tflite and (len(program) < 8 or program[4:8] not in (b"ET12", b"BP08")):
+        raise ConfigError(f"{model_name}: neither an ExecuTorch program nor a .tflite (identifier "
+                          f"{program[4:8]!r}, expected b'ET12', b'BP08' or b'TFL3')")
     res = resolve(program, board=board, target=target, overrides=overrides, model_name=model_name)
     for line in res.notes:
         note(f"fvp: note: {line}")
     spec = res.load()
     placed = layout_firmware(spec, len(program))
     model_address, _ = placed[spec.firmware.model.name]
-    pools = {name: placed[name] for name in POOL_LAYOUT if name in placed}
-    result = write_file(out_path, runner_elf(program, model_address, pools))
+    layout = mlek_pool_layout(spec) if tflite else POOL_LAYOUT
+    pools = {name: placed[name] for name in layout if name in placed}
+    names = {"model_section": MLEK_MODEL_SECTION, "model_symbol": MLEK_MODEL_SYMBOL} if tflite else {}
+    result = write_file(out_path, runner_elf(program, model_address, pools, pool_layout=layout, **names))
     if not result.ok:
         raise ConfigError(f"-o {out_path}: cannot write: {result.strerror}")
     variant = spec.npu.variant if spec.npu is not None else "no NPU"
@@ -131,7 +150,8 @@ def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=No
     macs = variant.rsplit("-", 1)[-1] if spec.npu is not None else None
     macs_param = "mps4_board.subsystem.ethosu.num_macs" if spec.platform == "corstone-320" else "ethosu.num_macs"
     pool_text = ", ".join(f"{n} {s} bytes at 0x{a:08x}" for n, (a, s) in pools.items() if s)
-    note(f"{os.path.basename(out_path)}: {model_name} ({len(program)} bytes) in {MODEL_SECTION} at "
+    section = names.get("model_section", MODEL_SECTION)
+    note(f"{os.path.basename(out_path)}: {model_name} ({len(program)} bytes) in {section} at "
          f"0x{model_address:08x} for {variant}; pools: {pool_text or 'none'}")
     note(f"run it with: {binary}" + (f" -C {macs_param}={macs}" if macs else "") + f" -a {out_path}")
     return 0

@@ -4,8 +4,6 @@ Ethos_U55_High_End_Embedded, Shared_Sram."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,17 +33,6 @@ def source_model() -> bytes:
 
 
 def compile_with_vela(src: Path, out_dir: Path) -> Path:
-    cmd = [sys.executable, "-m", "ethosu.vela", str(src), "--accelerator-config", "ethos-u55-128",
-           "--system-config", "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram",
-           "--output-dir", str(out_dir)]
-    import ethosu
+    from fvp.host.vela import compile_tflite
 
-    for base in ethosu.__path__:
-        ini = Path(base) / "config_files" / "Arm" / "vela.ini"
-        if ini.is_file():
-            cmd += ["--config", str(ini)]
-            break
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr or p.stdout)
-    return out_dir / f"{src.stem}_vela.tflite"
+    return compile_tflite(src, out_dir, "ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram").path
