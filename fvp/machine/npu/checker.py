@@ -18,6 +18,11 @@ in words (docs/stream-checker.md lists the rules). Rules:
   operation must read each element before it is overwritten: same addresses for the same element);
 * ``register``: register values that are illegal for the variant: a zero or oversized OFM block, the
   accumulator area starting before the IFM buffer ends or past the SHRAM, 64-bit feature maps;
+* ``blockdep``: an Ethos-U55/U65 operation that reads the OFM of the operation before it (the same tensor, the
+  same shape) declares a BLOCKDEP that lets one of its first jobs (blocks) run while a job of the previous
+  operation that writes what it reads is still running; the jobs as Vela's register generator models them
+  (``EthosU55RCSGenerator::CalcBlockDep``: the previous operation's last OFM blocks, this one's first IFM
+  blocks, job i of this operation beside job j from the end of the previous one when i + j < BLOCKDEP);
 * ``unwritten-read``: an operation or DMA reads bytes that nothing has written since the program was loaded
   (``fvp.machine.written``: the loader, the firmware and the NPU's own OFMs and DMAs write; the runner's copies of
   the inputs into the scratch are writes like any other), so it computes with stale or uninitialised memory.
@@ -30,8 +35,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwdesc import ethosu as R
+
 from ...errors import SimulationStop
 from . import featuremap as fmap
+
+#: the largest BLOCKDEP of the Ethos-U55/U65 (its 2-bit field; Vela's ``MaxBlockdep``)
+MAX_BLOCKDEP = (1 << R.BY_NAME["NPU_SET_BLOCKDEP"].fields[0].width) - 1
 
 
 def _tile_boxes(fm, h, w):
@@ -43,6 +53,7 @@ class StreamChecker:
         self.arch = arch
         self.written = written  # fvp.machine.written.WrittenMap, or None: the unwritten-read rule is off
         self._writes: list = []  # (lo, hi) bus ranges the operation being checked writes, marked by ``after``
+        self._prev = None  # the kernel operation before this one, unless a KERNEL_WAIT let it finish
         self.mode = mode
         self.report = report
         self.findings: list[str] = []
@@ -215,6 +226,8 @@ class StreamChecker:
             self._dmas = self._dmas[len(self._dmas) - op.count:] if op.count < len(self._dmas) else self._dmas
             return
         if op.kind == "KERNEL_WAIT":
+            if op.count == 0:
+                self._prev = None
             k = op.count
             self._kernels = self._kernels[len(self._kernels) - k:] if k < len(self._kernels) else self._kernels
             return
@@ -266,9 +279,65 @@ class StreamChecker:
                         self._unwritten_range(op, f"its {tensor} stream", lo, r.length)
         self._hazards_kernel(op, ranges)
         self._in_place(op, ranges)
+        if self._prev is not None and op.blockdep > 0 and not op.u85:
+            self._blockdep(ctx, self._prev, op)
+        self._prev = op
         # [inferred from Vela's wait insertion] the command processor takes a new kernel operation only when the
         # previous one is done, so beside a DMA at most the last kernel operation still runs
         self._kernels = [(op, ranges)]
+
+    @staticmethod
+    def _jobs(area, job, n: int, from_start: bool) -> list:
+        """The first (or last) ``n`` jobs of ``job``-sized blocks over ``area`` (h, w, d), depth fastest, then
+        width, then height, as boxes ((y0, x0, z0), (y1, x1, z1)); the order of Vela's ``GetJobs``."""
+        split = [-(-a // j) for a, j in zip(area, job)]
+        total = split[0] * split[1] * split[2]
+        first, last = (0, min(total, n)) if from_start else (max(0, total - n), total)
+        out = []
+        for i in range(first, last):
+            y = (i // (split[2] * split[1])) * job[0]
+            x = ((i // split[2]) % split[1]) * job[1]
+            z = (i % split[2]) * job[2]
+            out.append(((y, x, z), (min(y + job[0], area[0]), min(x + job[1], area[1]), min(z + job[2], area[2]))))
+        return out
+
+    def _blockdep(self, ctx, prev, op) -> None:
+        """``blockdep``: this operation's first IFM jobs against the previous operation's last OFM jobs, where
+        this operation's IFM (or IFM2) is the previous OFM (same address, same shape, same layout)."""
+        po = prev.ofm
+        if prev.ofm_block is None or op.ofm_block is None or op.kernel is None:
+            return
+        pbase = (ctx.bases[po.region] + po.bases[0]) & ctx.mask
+        for fm, name in ((op.ifm, "IFM"), (op.ifm2, "IFM2")):
+            if fm is None or (name == "IFM2" and op.broadcast is not None and op.broadcast.scalar):
+                continue
+            h, w = (fm.height, fm.width) if op.kind == "ELEMENTWISE" else (fm.source_height, fm.source_width)
+            if ((ctx.bases[fm.region] + fm.bases[0]) & ctx.mask != pbase or (h, w, fm.depth) != po.shape
+                    or fm.format != po.format or fm.stride_y != po.stride_y or fm.bits != po.bits):
+                continue
+            k = op.kernel
+            bh, bw, bd = op.ofm_block
+            if op.kind == "CONV":  # Vela's IFM block depth for a convolution (ArchEthosU55::FindBlockConfig)
+                cap = 16 if (fm.bits == 16 or k.part_kernel_first) else 32
+                unit = 4 if fm.bits == 16 else self.arch.ifm_ublock_depth
+                ibd = -(-min(fm.depth, cap) // unit) * unit
+            else:  # depthwise, pooling and elementwise read the depth they write
+                ibd = bd
+            ijob = ((bh - 1) * k.stride_y + k.dilated_height, (bw - 1) * k.stride_x + k.dilated_width, ibd)
+            cur = self._jobs((h, w, fm.depth), ijob, MAX_BLOCKDEP, True)
+            last = self._jobs(po.shape, prev.ofm_block, MAX_BLOCKDEP, False)
+            for i, (a0, a1) in enumerate(cur):
+                for j in range(len(last)):
+                    if i + j >= op.blockdep:
+                        break
+                    b0, b1 = last[len(last) - 1 - j]
+                    if all(a0[t] < b1[t] and b0[t] < a1[t] for t in range(3)):
+                        self._say("error", op, "blockdep",
+                                  f"BLOCKDEP {op.blockdep} lets its {name} job {i} (rows {a0[0]}-{a1[0] - 1}, columns "
+                                  f"{a0[1]}-{a1[1] - 1}, channels {a0[2]}-{a1[2] - 1}) start while job {j} from the end "
+                                  f"of NPU_OP_{prev.mnemonic} at 0x{prev.offset:04x} (rows {b0[0]}-{b1[0] - 1}, columns "
+                                  f"{b0[1]}-{b1[1] - 1}, channels {b0[2]}-{b1[2] - 1}) still writes those elements")
+                        return
 
     def _in_place(self, op, ranges):
         outs = [r for r in ranges if r[4] == "OFM"]

@@ -293,3 +293,23 @@ def test_unwritten_read_in_a_run():
     r, findings = _run(data)
     assert len(findings) == 1 and "rule: unwritten-read" in findings[0], findings
     assert "IFM 1x1x1 NHWC in region 1: 1 of its elements" in findings[0] and "0x31000040" in findings[0], findings
+
+
+def test_seeded_blockdep():
+    """MobileNetV1's stream declares BLOCKDEP 1 for the CONV at 0x101c, which reads the OFM of the operation
+    before it: the job model allows exactly that (it reproduces Vela's value for 113 of the 144 operations of
+    the U55 fixtures whose BLOCKDEP Vela lowered below 3, and allows more, never less, for the rest); 2 is
+    reported."""
+    prog = load("mobilenet_v1_025_u55-128")
+    ops = [op for _, op in iter_operations(prog.blobs[0].stream, ARCH)]
+    at = next(i for i, op in enumerate(ops) if op.offset == 0x101C)
+    assert ops[at].kind == "CONV" and ops[at].blockdep == 1
+    chk, lines = _checker()
+    for op in ops:
+        chk.before(Ctx(), op)
+    assert not [line for line in lines if "rule: blockdep" in line], lines
+    chk, lines = _checker()
+    for i, op in enumerate(ops):
+        chk.before(Ctx(), replace(op, blockdep=2) if i == at else op)
+    found = [line for line in lines if "rule: blockdep" in line]
+    assert len(found) == 1 and "command at 0x101c NPU_OP_CONV: BLOCKDEP 2 lets its IFM job" in found[0], found
