@@ -200,25 +200,30 @@ class StreamChecker:
             if fm is not None and fm.bits == 64:
                 self._say("error", op, "register", f"{fm.name} is 64-bit, a type {a.name} does not have")
 
+    def _first_overlap(self, running: list, ranges: list):
+        """The first (operation, its range, one of ``ranges``) where a running operation's bytes meet ``ranges``."""
+        for other, used in running:
+            for u in used:
+                for r in ranges:
+                    if self._overlap(u, r):
+                        return other, u, r
+        return None
+
     def _hazards_kernel(self, op, ranges):
-        for dma, written in self._dmas:
-            for r in ranges:
-                for wr in written:
-                    if self._overlap(r, wr):
-                        self._say("error", op, "dma-hazard", f"{r[4]} bytes 0x{r[1]:08x}-0x{r[2] - 1:08x} overlap "
-                                  f"what the DMA at 0x{dma.offset:04x} writes (0x{wr[1]:08x}-0x{wr[2] - 1:08x}), "
-                                  f"and no DMA_WAIT lets it finish first")
-                        return
+        hit = self._first_overlap(self._dmas, ranges)
+        if hit is not None:
+            dma, wr, r = hit
+            self._say("error", op, "dma-hazard", f"{r[4]} bytes 0x{r[1]:08x}-0x{r[2] - 1:08x} overlap what the DMA "
+                      f"at 0x{dma.offset:04x} writes (0x{wr[1]:08x}-0x{wr[2] - 1:08x}), and no DMA_WAIT lets it "
+                      f"finish first")
 
     def _hazards_dma(self, op, written):
-        for kop, used in self._kernels:
-            for u in used:
-                for wr in written:
-                    if self._overlap(u, wr):
-                        self._say("error", op, "dma-hazard", f"it writes 0x{wr[1]:08x}-0x{wr[2] - 1:08x}, which "
-                                  f"the {u[4]} of NPU_OP_{kop.mnemonic} at 0x{kop.offset:04x} uses, and no "
-                                  f"KERNEL_WAIT lets that operation finish first")
-                        return
+        hit = self._first_overlap(self._kernels, written)
+        if hit is not None:
+            kop, u, wr = hit
+            self._say("error", op, "dma-hazard", f"it writes 0x{wr[1]:08x}-0x{wr[2] - 1:08x}, which the {u[4]} of "
+                      f"NPU_OP_{kop.mnemonic} at 0x{kop.offset:04x} uses, and no KERNEL_WAIT lets that operation "
+                      f"finish first")
 
     # ------------------------------------------------------------------ hooks
     def before(self, ctx, op) -> None:
