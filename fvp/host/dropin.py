@@ -209,6 +209,25 @@ def _known_parameter(name: str, value: str, flavour: str, binary: str) -> bool:
     return True
 
 
+def _mlek_pool_overrides(elf, base, overrides, board_params, flavour) -> tuple[list, str]:
+    """The pools of an MLEK application ELF, before the board is checked: the arena's region and size, and an NPU
+    cache (``cache_arena``) as the board's fast scratch. MLEK's ``ethosu_mem_config.h`` has a cache in a
+    Dedicated_Sram build only (the arena then in DDR), so an ELF with one runs in that memory mode unless
+    ``-C npu.memory_mode`` says otherwise (Dedicated_Sram requires the fast scratch). Returns (overrides, note)."""
+    from .elf_image import region_of
+
+    links = load_board(base, list(overrides), fvp_flavour=flavour).firmware.link_regions
+    out = []
+    for pool, (addr, size) in sorted(elf.pools.items()):
+        region = region_of(links, addr)
+        out += ([f"firmware.pools.{pool}.region={region}"] if region else []) + [f"firmware.pools.{pool}.size={size}"]
+        if pool == "fast_scratch":
+            out += ["firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
+    if "fast_scratch" not in elf.pools or any(p.split("=", 1)[0].strip() == "npu.memory_mode" for p in board_params):
+        return out, ""
+    return ["npu.memory_mode=Dedicated_Sram"] + out, "; memory mode Dedicated_Sram (the ELF has an NPU cache)"
+
+
 def _failure_line(result) -> str:
     """Why a run ended with a non-zero status, in one line (the log says it too, on stdout)."""
     reason, message = result.reason, result.message
@@ -364,6 +383,10 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
         print(f"Warning: {model_name} was compiled for {want}; {res.cannot_run} ({_spelled(fl, 'ethosu.num_macs')}), "
               f"the Ethos-U driver refuses it: give -C {_spelled(want_fl, 'ethosu.num_macs')}={want.rsplit('-', 1)[-1]}"
               + (f" to {want_fl['binary']}" if want_fl is not fl else ""), file=sys.stderr)
+    mode_note = ""
+    if tflite and elf is not None and model is elf.program:
+        extra, mode_note = _mlek_pool_overrides(elf, base, overrides, board_params, flavour)
+        overrides += extra
     spec0 = load_board(base, overrides + board_params, fvp_flavour=flavour)
     links = spec0.firmware.link_regions
     from .elf_image import region_of
@@ -378,7 +401,8 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             if pool == "fast_scratch" and pool not in spec0.firmware.pools:
                 overrides += ["firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
         if elf.pools:
-            elf_note = "pools from the ELF: " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items()))
+            elf_note = ("pools from the ELF: " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items()))
+                        + mode_note)
         if model_addr is None and elf.program is not None and model is elf.program:
             region = region_of(links, elf.program_address or 0)
             if region is not None and region != spec0.firmware.model.region:

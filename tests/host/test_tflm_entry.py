@@ -225,3 +225,37 @@ def test_two_models_in_one_elf_are_refused(models):
     img = ElfImage(path="kws.axf")
     _read_mlek(img, [], dict(list(symbols.items())[:1]), lambda addr, size: program)
     assert img.program == program and img.program_source == "nn_model"
+
+
+# the TFLite Micro board in MLEK's Dedicated_Sram layout: the arena in DDR, the NPU cache in SRAM
+DEDICATED = ["--target", "ethos-u65-256", "-C", "npu.memory_mode=Dedicated_Sram",
+             "-C", "firmware.pools.arena.region=DDR", "-C", "firmware.pools.fast_scratch.region=SRAM",
+             "-C", "firmware.pools.fast_scratch.size=384KiB",
+             "-C", "firmware.pools.fast_scratch.npu=true"]
+
+
+@needs_elf
+def test_a_dedicated_sram_elf_runs_in_that_memory_mode(models, tmp_path):
+    """An MLEK U65 build for Dedicated_Sram (arena in DDR, cache_arena in SRAM): the drop-in takes the memory mode
+    from the ELF's NPU cache and gives what fvp run --vela gives for that board."""
+    from fvp.host.elf_image import read_elf
+
+    src, _, x = models
+    rc, log, err = run_fvp("run", src, "--vela", *DEDICATED, "-i", x, "-o", tmp_path / "run",
+                           env_extra={"FVP_CACHE": "0"})
+    assert rc == 0, err + log
+    from fvp.host.vela import compile_tflite
+
+    compiled = compile_tflite(src, tmp_path / "vela", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram").path
+    app = tmp_path / "u65.elf"
+    rc, _, err = run_fvp("elf", compiled, "-o", app, *DEDICATED)
+    assert rc == 0 and "FVP_Corstone_SSE-300_Ethos-U65 -C ethosu.num_macs=256 -a" in err, err
+    img = read_elf(str(app))
+    assert img.pools["arena"][0] >= 0x7000_0000 and img.pools["fast_scratch"] == (0x3100_0000, 384 << 10)
+    rc, log2, err = run_fvp("--flavour=u65", "-C", "ethosu.num_macs=256", *UART, "-a", app, "-C",
+                            f"cpu0.semihosting-cmd_line=runner -i {x} -o {tmp_path / 'elf'}", prog="fvp.host.dropin")
+    assert rc == 0, err + log2
+    assert "(Ethos_U65_High_End, Dedicated_Sram)" in log2
+    assert "memory mode Dedicated_Sram (the ELF has an NPU cache)" in log2
+    assert _active(log2) == _active(log)
+    assert (tmp_path / "elf-0.bin").read_bytes() == (tmp_path / "run-0.bin").read_bytes()
