@@ -56,7 +56,8 @@ _OPTIONS = {
     "atol": "absolute tolerance of the BundleIO check (ET_ATOL), a number",
     "rtol": "relative tolerance of the BundleIO check (ET_RTOL), a number",
     "etdump": "built with the ETDump event tracer (ET_EVENT_TRACER_ENABLED): the ETDump is printed base64 in a "
-              "#[RUN THIS] block at the end, true/false",
+              "#[RUN THIS] block at the end (the semihosting runner of executorch-main-*: written to etdump.bin), "
+              "true/false",
 }
 
 
@@ -159,6 +160,13 @@ class Runner:
                                      fast_memory=self.fast_scratch, console=self.console, hooks=self.perf, **build)
         self.backends = {"EthosUBackend": EthosUBackend(self.driver, self.perf, self.fast_scratch)} if npu else {}
         self.write_failures: list[str] = []  # output files that could not be written (the run fails at its end)
+        # the build the ELF stands for, where the profile models it: SEMIHOSTING (main() reads the argv of
+        # cpu0.semihosting-cmd_line) and ET_MODEL_PTE_ADDR (the program given with --data to an ELF without one)
+        self.semi = self.profile.get("semihosting")
+        self.argv = boot.args.get("argv") if self.semi else None
+        self.pte_addr = bool(self.profile.get("pte_addr_span")) and boot.args.get("model_from") == "data"
+        self.input_files = None  # [(path, bytes)] read by the semihosting main(), in argv order
+        self.file_alloc = None   # the semihosting runner's input_file_allocator
 
     # ------------------------------------------------------------------ helpers
     def check(self, ok: bool, cond: str, message: str) -> None:
@@ -177,7 +185,9 @@ class Runner:
             log.fatal("Failed to initialize Ethos-U device")
             bus.abort("Ethos-U init failed")
         try:
-            self.check(boot.model_address is not None, "model_pte != nullptr", "Model data is not initialized")
+            if self.argv is not None:
+                self.semihosting_args()
+            self.check(boot.model_address is not None, "model_pte != nullptr", self.msgs["model_not_initialized"])
             image = bus.view(boot.model_address, boot.model_size)
             head = image[:8].tobytes()
             magic = head[4:8].decode("latin-1")
@@ -188,6 +198,59 @@ class Runner:
         except _Abort as e:
             bus.abort(str(e))
         return 0
+
+    def semihosting_args(self) -> None:
+        """``main()`` of the semihosting runner: echo argv, read the ``-i`` input files (counted from 1) and the
+        ``-m`` program into the input file pool, require ``-o``; a problem ends the run with ``_exit(1)``.
+        Simplified: a file that cannot be opened is reported with errno 2 (ENOENT) whatever the cause (the
+        bus's semihosting read returns no errno)."""
+        msgs, semi, argv, bus = self.msgs, self.semi, self.argv, self.bus
+        log.info(msgs["semi_params"])
+        compiled = "-m" not in argv  # ET_COMPILED_PTE: the program is baked in
+        if len(argv) < semi["argc_min_compiled" if compiled else "argc_min_model_file"]:
+            for line in msgs["semi_argc_compiled" if compiled else "semi_argc_model"]:
+                log.fatal(line)
+            bus.exit(1)
+        log.info(msgs["semi_arg0"].format(a=argv[0]))
+        for i in range(1, len(argv), 2):
+            log.info(msgs["semi_arg_pair"].format(a=argv[i], b=argv[i + 1] if i + 1 < len(argv) else "(null)"))
+        pool = self.boot.pools.get("input_file")
+        self.file_alloc = make_allocator(self.boot.allocator, "input_file", pool.address if pool else 0,
+                                         pool.size if pool else semi["file_pool_size"], bus,
+                                         self.profile["accounting"])
+        self.input_files, output, i = [], None, 0
+        while i < len(argv):
+            flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else None
+            if flag == "-i" and value is not None:
+                n = len(self.input_files) + 1
+                log.info(msgs["reading_input"].format(index=n, path=value))
+                data = self.read_host_file(value)
+                if data is None:
+                    log.error(msgs["reading_input_failed"].format(index=n, path=value))
+                    bus.exit(1)
+                self.input_files.append((value, data))
+            elif flag == "-m" and value is not None:
+                log.info(msgs["reading_pte"].format(path=value))
+                if self.read_host_file(value) is None:
+                    log.error(msgs["reading_pte_failed"].format(path=value))
+                    bus.exit(1)
+            elif flag == "-o" and value is not None:
+                output = value
+            i += 2 if flag in ("-i", "-m", "-o") else 1
+        if output is None:
+            log.fatal(msgs["missing_output"])
+            bus.exit(1)
+
+    def read_host_file(self, path: str) -> bytes | None:
+        """``read_binary_file``: a host file into the input file pool, or None (logged)."""
+        data = self.bus.host_read_file(path)
+        if data is None:
+            log.fatal(self.msgs["file_open_failed"].format(path=path, errno=2))
+            return None
+        if self.file_alloc.allocate(len(data), self.semi["file_alignment"]) is None:
+            log.fatal(self.msgs["file_alloc_failed"].format(size=len(data)))
+            return None
+        return data
 
     def runner_init(self, image: np.ndarray) -> None:
         bus, boot, msgs, prof = self.bus, self.boot, self.msgs, self.profile
@@ -200,8 +263,10 @@ class Runner:
                 self.check(False, "status == Error::Ok",
                            f"get_program_data() from bundle PTE failed: 0x{int(e.code):x} ({e.message})")
             prog_off, prog_size = self.bundle.program_offset, self.bundle.program_size
-        self.program_size = prog_size
-        log.info(msgs["model_loaded"].format(size=prog_size))
+        # ET_MODEL_PTE_ADDR: model_size is a bound, not the program's size (a bundle still knows its program's)
+        self.model_size = prof["pte_addr_span"] if self.pte_addr else boot.model_size
+        self.program_size = prog_size if self.bundle is not None or not self.pte_addr else self.model_size
+        log.info(msgs["model_loaded"].format(size=self.program_size))
         bus.work("parse_byte", prog_size)
         try:
             program = load_program(image[prog_off:prog_off + prog_size])
@@ -252,7 +317,7 @@ class Runner:
 
         base_loaded = used()
         if self.etdump_enabled:
-            log.info("Setting up ETDump")
+            log.info(msgs["etdump_setup"])
             self.tracer = ETDumpGen(self.perf.cpu_ccntr)
         self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, RUNTIME_KERNELS,
                              self.backends)
@@ -296,6 +361,8 @@ class Runner:
     def prepare_input_tensors(self) -> None:
         m, bus, prof = self.method, self.bus, self.profile
         n = len(m.plan.inputs)
+        if self.input_files is not None:
+            return self.set_input_buffers()
         files = list(self.boot.args.get("inputs") or [])
         if prof["prepare_inputs"] == "evalue_list":
             m._alloc("EValue", n)
@@ -324,15 +391,43 @@ class Runner:
             bus.work("memset_byte", t.nbytes)
             m.inputs_set[i] = True
 
+    def set_input_buffers(self) -> None:
+        """``prepare_input_tensors`` of the semihosting runner: one file per input, read by ``main()``; a size
+        mismatch is logged and the loop goes on (the error is returned at the end)."""
+        m, msgs = self.method, self.msgs
+        n = len(m.plan.inputs)
+        if not (self.input_files and n == len(self.input_files)):
+            log.error(msgs["wrong_inputs"])
+            raise RuntimeFailure(Error.InvalidArgument, "input count")
+        m._alloc("EValue", n)
+        failed = False
+        for i, (path, raw) in enumerate(self.input_files):
+            t = m.input_tensor(i)
+            if t is None:
+                continue
+            data = self.input_bytes(i, path, raw, t)
+            if len(data) != t.nbytes:
+                log.error(msgs["input_size_mismatch"].format(got=len(data), want=t.nbytes))
+                failed = True
+                continue
+            m.set_input_bytes(i, data)
+        if failed:
+            raise RuntimeFailure(Error.InvalidArgument, "input size")
+
     def read_input_file(self, index: int, path: str, tensor: RtTensor) -> bytes:
-        """Input ``index`` from a host file: raw bytes in the tensor's memory order (what the semihosting
-        runner reads), or a ``.npy`` array (this simulator's convenience) of the tensor's dtype, in logical
-        shape, laid out in the tensor's dim order."""
-        log.info(self.msgs["reading_input"].format(index=index, path=path))
+        """Input ``index`` from a host file (logged counted from the profile's ``input_index_base``)."""
+        shown = index + self.profile["input_index_base"]
+        log.info(self.msgs["reading_input"].format(index=shown, path=path))
         data = self.bus.host_read_file(path)
         if data is None:
-            log.error(self.msgs["reading_input_failed"].format(index=index, path=path))
+            log.error(self.msgs["reading_input_failed"].format(index=shown, path=path))
             raise RuntimeFailure(Error.AccessFailed, f"cannot read {path}")
+        return self.input_bytes(index, path, data, tensor)
+
+    def input_bytes(self, index: int, path: str, data: bytes, tensor: RtTensor) -> bytes:
+        """A file's bytes for input ``index``: raw bytes in the tensor's memory order (what the semihosting
+        runner reads), or a ``.npy`` array (this simulator's convenience) of the tensor's dtype, in logical
+        shape, laid out in the tensor's dim order."""
         if path.endswith(".npy"):
             try:
                 arr = np.load(io.BytesIO(data), allow_pickle=False)
@@ -397,6 +492,8 @@ class Runner:
                     self.bus.abort(self.write_failures[0] + (f" (and {more} more)" if more else ""))
                 log.info(msgs["complete"])
             elif step == "eot":
+                if self.argv is not None:  # the semihosting runner: _exit(0), no EOT byte
+                    self.bus.exit(0)
                 log.info(msgs["eot"])
 
     def run_model(self) -> bool:
@@ -411,7 +508,7 @@ class Runner:
             try:
                 self.method.execute()
             except RuntimeFailure as e:
-                self.perf.stop(self.inferences)
+                self.perf.stop(i if prof["stop_count"] == "executed" else self.inferences)
                 self.check(False, "status == Error::Ok", msgs["exec_failed"].format(name=self.method_name, status=int(e.code)))
             self.bus.trace("E", "runner", f"inference {i}")
             self.temp_alloc.reset()
@@ -424,31 +521,26 @@ class Runner:
         on the console in the block run_fvp.sh extracts."""
         if self.tracer is None:
             return
-        data = self.tracer.get_etdump_data()
-        if self.etdump_path:
-            log.info(f"Writing etdump to file: {self.etdump_path}")
-            res = self.bus.host_write_file(self.etdump_path, data)
+        data, msgs = self.tracer.get_etdump_data(), self.msgs
+        path = self.etdump_path or (self.semi["etdump_path"] if self.argv is not None else None)
+        if path:
+            log.info(msgs["etdump_file"].format(path=path))
+            res = self.bus.host_write_file(path, data)
             if not res.ok:
-                log.error(f"Could not open etdump file {self.etdump_path} (errno: {res.errno})")
-                self.write_failures.append(f"ETDump file {self.etdump_path} was not written: {res.strerror} "
+                log.error(msgs["etdump_open_failed"].format(path=path, errno=res.errno))
+                self.write_failures.append(f"ETDump file {path} was not written: {res.strerror} "
                                            f"(errno {res.errno})")
             return
         encoded = base64.b64encode(data).decode()
-        log.info(f"[base64] buffer size: {len(encoded)}")
-        log.printf("#[RUN THIS]\n")
-        log.printf("# Writing etdump.bin [base64]\n")
-        log.printf(f'echo "{encoded}" | base64 -d >etdump.bin\n')
-        log.printf("# Generate cpu cycle table with:\n")
-        log.printf("python3 -m devtools.inspector.inspector_cli --etdump_path etdump.bin  --source_time_scale cycles "
-                   "--target_time_scale cycles\n")
-        log.printf("#[END]\n")
+        log.info(msgs["etdump_base64_size"].format(n=len(encoded)))
+        log.printf("".join(line.format(data=encoded, flag="") for line in msgs["etdump_block"]))
 
     # ------------------------------------------------------------------ outputs
     def print_outputs(self) -> None:
         outs = self.method.output_values()
         log.info(self.msgs["outputs"].format(n=len(outs)))
-        if self.log_outputs:
-            self.print_tensors("Output", outs)
+        if self.log_outputs or self.argv is not None:  # the semihosting runner prints no elements, only files
+            self.print_tensors("Output", outs, elements=self.argv is None)
         base = self.boot.args.get("output")
         if base:
             for i, v in enumerate(outs):
@@ -462,29 +554,32 @@ class Runner:
                     if not res.opened:
                         log.error(self.msgs["output_open_failed"].format(path=path, errno=res.errno))
                     else:
-                        log.error(f"Failed to write whole output file {path}, wrote {res.written} of {len(data)} bytes")
+                        log.error(self.msgs["write_partial"].format(path=path, written=res.written, size=len(data)))
                     # the runner goes on (as the C++ does); the run fails at its end (exit status 1)
                     self.write_failures.append(f"output file {path} was not written: {res.strerror} "
                                                f"(errno {res.errno})")
 
-    def print_tensors(self, label: str, values: list) -> None:
-        lines = []
+    def print_tensors(self, label: str, values: list, elements: bool = True) -> None:
+        """The printf'd ``Input``/``Output`` lines: every element of Int, Float, Char and Bool tensors
+        (``elements``), a ``Not Tensor`` line for every other value."""
+        msgs, lines = self.msgs, []
+        # the bool spellings differ: the input dump prints "true", the output dump "true " (padded to "false")
+        true = "true " if label == "Output" else "true"
         for i, v in enumerate(values):
             if not isinstance(v, RtTensor):
-                lines.append(f"{label}[{i}]: Not Tensor\n")
+                lines.append(msgs["not_tensor"].format(label=label, i=i))
                 continue
             name = v.type_name
-            if name not in ("Int", "Float", "Char", "Bool"):
+            if not elements or name not in ("Int", "Float", "Char", "Bool"):
                 continue
             flat = v.array(self.bus).reshape(-1)
             if name == "Float":
-                lines.extend(f"{label}[{i}][{j}]: (float) {float(x):f}\n" for j, x in enumerate(flat))
-            elif name == "Int":
-                lines.extend(f"{label}[{i}][{j}]: (int) {int(x)}\n" for j, x in enumerate(flat))
-            elif name == "Char":
-                lines.extend(f"{label}[{i}][{j}]: (char) {int(x)}\n" for j, x in enumerate(flat))
+                lines.extend(msgs["element_float"].format(label=label, i=i, j=j, v=float(x)) for j, x in enumerate(flat))
+            elif name in ("Int", "Char"):
+                fmt = msgs["element_int" if name == "Int" else "element_char"]
+                lines.extend(fmt.format(label=label, i=i, j=j, v=int(x)) for j, x in enumerate(flat))
             else:
-                lines.extend(f"{label}[{i}][{j}]: (bool) {'true ' if x else 'false'} (0x{int(x):x})\n"
+                lines.extend(msgs["element_bool"].format(label=label, i=i, j=j, text=true if x else "false", v=int(x))
                              for j, x in enumerate(flat))
         if lines:
             log.printf("".join(lines))
@@ -604,9 +699,17 @@ class Runner:
 
     # ------------------------------------------------------------------ statistics
     def log_mem_status(self) -> None:
-        msgs, boot = self.msgs, self.boot
-        log.info(msgs["pte_program_size"].format(size=self.program_size))
-        log.info(msgs["pte_loaded_size"].format(size=boot.model_size))
+        msgs = self.msgs
+        addr = "_addr" if self.pte_addr else ""  # ET_MODEL_PTE_ADDR: the sizes are bounds, and say so
+        log.info(msgs["pte_program_size" + addr].format(size=self.program_size))
+        log.info(msgs["pte_loaded_size" + addr].format(size=self.model_size))
+        fa = self.file_alloc
+        if fa is not None and fa.size() > 0:
+            if getattr(fa, "has_statistics", False):
+                log.info(msgs["input_file_stat"].format(used=fa.used_size(), size=fa.size(), free=fa.free_size(),
+                                                        pct=100 * fa.used_size() // fa.size()))
+            else:
+                log.info(msgs["stats_unavailable"].format(pool="input_file", kind=fa.name))
         ma = self.method_alloc
         if ma.size() != 0:
             if getattr(ma, "has_statistics", False):

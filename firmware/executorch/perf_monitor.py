@@ -77,7 +77,12 @@ class PerfMonitor:
         self._exec_begin = self.cpu_ccntr()
 
     def execute_end(self) -> None:
-        self.backend_cycles += (self.cpu_ccntr() - self._exec_begin) & 0xFFFFFFFF
+        self.backend_cycles += self._cycles_since(self._exec_begin)
+
+    def _cycles_since(self, start: int) -> int:
+        """``arm_pmu_cycles() - start`` in the profile's arithmetic: modulo 2^32 (a 32-bit difference) or, from
+        #21911, in ``uint64_t`` (the 32-bit CCNTR read widened: a counter that wrapped gives a huge value)."""
+        return (self.cpu_ccntr() - start) & ((1 << self.profile["cycle_bits"]) - 1)
 
     def inference_begin(self) -> None:
         """``ethosu_inference_begin``: program and reset the NPU PMU."""
@@ -99,7 +104,7 @@ class PerfMonitor:
 
     def inference_end(self) -> None:
         """``ethosu_inference_end``: accumulate the counters and disable the PMU."""
-        self.npu_wait_cycles += (self.cpu_ccntr() - self._begin_cpu) & 0xFFFFFFFF
+        self.npu_wait_cycles += self._cycles_since(self._begin_cpu)
         self.delegations += 1
         self.npu_invocations += 1
         b = self.npu_base
@@ -113,43 +118,38 @@ class PerfMonitor:
 
     # ------------------------------------------------------------------ report
     def stop(self, num_inferences: int) -> None:
-        """``StopMeasurements``: print the block in the profile's format."""
-        cycle_count = (self.cpu_ccntr() - self.start_cycles) & 0xFFFFFFFF
+        """``StopMeasurements``: the block in the profile's messages (``None``: a line that version does not
+        print). Per-inference figures divide by ``num_inferences`` as a C double does (by 0: inf or nan)."""
+        cycle_count = self._cycles_since(self.start_cycles)
         msgs = self.profile["messages"]
-        n = max(num_inferences, 1)
-        head = self.profile["perf"] == "head"
-        info = log.info
+
+        def info(key: str, **values) -> None:  # logged as a line of stop(), where it is called
+            out = log.current()
+            if msgs.get(key) is not None and out is not None:
+                out.log("I", msgs[key].format(**values), depth=1)
+
+        def per(x: int) -> float:
+            if num_inferences:
+                return x / num_inferences
+            return float("nan") if x == 0 else float("inf")
+
         count = num_inferences if self.profile["nopt_inference_count"] == "num_inferences" else self.npu_invocations
-        info(f"NPU Inferences : {count}")
-        if head:
-            info(f"NPU delegations: {self.delegations} ({self.delegations / n:.2f} per inference)")
-        info(msgs["profiler_report"])
-        if head:
-            info(f"ethos-u : cycle_cnt : {self.backend_cycles} cycles ({self.backend_cycles / n:.2f} per inference)")
-            info(f"Operator(s) total: {self.backend_cycles} CPU cycles ({self.backend_cycles / n:.2f} per inference)")
-            info(f"Inference runtime: {cycle_count} CPU cycles total ({cycle_count / n:.2f} per inference)")
-        else:
-            info(f"ethos-u : cycle_cnt : {self.backend_cycles} cycles")
-            info(f"Operator(s) total: {self.backend_cycles} CPU cycles")
-            info(f"Inference runtime: {cycle_count} CPU cycles total")
-        info(msgs["perf_note"])
+        info("perf_inferences", n=count)
+        info("perf_delegations", n=self.delegations, per=per(self.delegations))
+        info("profiler_report")
+        info("perf_backend", n=self.backend_cycles, per=per(self.backend_cycles))
+        info("perf_operators", n=self.backend_cycles, per=per(self.backend_cycles))
+        info("perf_runtime", n=cycle_count, per=per(cycle_count))
+        info("perf_note")
         if cycle_count == 0:
-            info(msgs["cpu_ratio_unknown"])
-            info(msgs["npu_ratio_unknown"])
+            info("cpu_ratio_unknown")
+            info("npu_ratio_unknown")
         else:
-            info(msgs["cpu_ratio"].format(v=100.0 * (cycle_count - self.npu_wait_cycles) / cycle_count))
-            info(msgs["npu_ratio"].format(v=100.0 * self.npu_wait_cycles / cycle_count))
-        if head:
-            info(f"cpu_wait_for_npu_cntr : {self.npu_wait_cycles} CPU cycles ({self.npu_wait_cycles / n:.2f} per inference)")
-        else:
-            info(f"cpu_wait_for_npu_cntr : {self.npu_wait_cycles} CPU cycles")
-        info(msgs["pmu_report"])
-        if head:
-            info(f"ethosu_pmu_cycle_cntr : {self.pmu_cycles} ({self.pmu_cycles / n:.2f} per inference)")
-            for i, c in enumerate(self.event_counts):
-                info(f"ethosu_pmu_cntr{i} : {c} ({c / n:.2f} per inference)")
-        else:
-            info(f"ethosu_pmu_cycle_cntr : {self.pmu_cycles}")
-            for i, c in enumerate(self.event_counts):
-                info(f"ethosu_pmu_cntr{i} : {c}")
-        info("Ethos-U PMU Events:[" + ", ".join(f"ETHOSU_PMU_{n}" for n in self.event_names) + "]")
+            info("cpu_ratio", v=100.0 * (cycle_count - self.npu_wait_cycles) / cycle_count)
+            info("npu_ratio", v=100.0 * self.npu_wait_cycles / cycle_count)
+        info("perf_wait", n=self.npu_wait_cycles, per=per(self.npu_wait_cycles))
+        info("pmu_report")
+        info("perf_pmu_cycles", n=self.pmu_cycles, per=per(self.pmu_cycles))
+        for i, c in enumerate(self.event_counts):
+            info("perf_pmu_counter", i=i, n=c, per=per(c))
+        info("perf_pmu_events", events=", ".join(f"ETHOSU_PMU_{n}" for n in self.event_names))

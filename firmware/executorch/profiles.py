@@ -1,21 +1,31 @@
 """Runtime profiles: the facts that differ between ExecuTorch versions of the runner, as data.
 
-A profile gives (research/executorch.md sections 1-3 and 8):
+A profile gives:
 
 * ``struct_sizes``: sizes and alignments of the runtime's structs on a 32-bit Cortex-M55 (what the method
-  allocator is charged for each object ``Method::init`` allocates);
+  allocator is charged for each object ``Method::init`` allocates), measured with ``arm-none-eabi-g++ 12.2
+  -mcpu=cortex-m55`` on the headers of each version (``runtime/core/evalue.h``, ``tensor_impl.h``,
+  ``runtime/executor/method.h``, ``runtime/backend/interface.h``);
 * ``accounting``: how ``ArmMemoryAllocator`` counts ``used`` (``formula`` in PR #12353 .. v1.3, true pointer
-  offsets from v1.4);
-* switches for the allocation sequence (input-set list, boxed lists, where kernel ``TensorMeta`` comes from,
-  the Ethos-U execution handle, how ``prepare_input_tensors`` allocates, alignments);
-* ``messages``: every log format string of the runner and perf monitor (Python ``str.format`` fields);
+  offsets from v1.4: ``examples/arm/executor_runner/arm_memory_allocator.cpp``);
+* switches for the allocation sequence (``runtime/executor/method.cpp``: input-set list, boxed lists, where
+  kernel ``TensorMeta`` comes from, the Ethos-U execution handle of ``backends/arm/runtime/EthosUBackend.cpp``,
+  how ``prepare_input_tensors`` allocates, alignments);
+* ``messages``: every log format string of the runner, its perf monitor and the Ethos-U delegate (Python
+  ``str.format`` fields); a message that is ``None`` is not printed by that version;
 * ``pmu_events``: the Ethos-U PMU events the perf monitor counts, per NPU family (``u55`` for the U55/U65,
-  ``u85``);
+  ``u85``), from ``arm_perf_monitor.cpp``;
 * ``after_run``: the order of the runner's steps after the inferences (the PR-era runner printed memory
-  statistics before the outputs, later runners after).
+  statistics before the outputs, later runners after);
+* for ``executorch-main-cff6f4dd`` also the build variants run_fvp.sh and the test harness use: the semihosting
+  runner (``semihosting``: its argv echo, input and program files read in ``main()`` and counted from 1, the
+  file pool's statistics line, output files instead of element lines, ``_exit(0)`` instead of the EOT byte)
+  and the runner built with ``ET_MODEL_PTE_ADDR`` (``pte_addr_span``: the program given with ``--data``).
 
-Profiles: ``executorch-1.5`` (ExecuTorch 1.5.x, the default for user programs) and ``executorch-pr12353``
-(the runner of PR #12353, whose log the original tutorial shows).
+Profiles: ``executorch-1.5`` (ExecuTorch 1.5.x, the default for user programs), ``executorch-pr12353`` (the
+runner of PR #12353, whose log the original tutorial shows) and ``executorch-main-cff6f4dd`` (ExecuTorch main at
+commit cff6f4dd32e6, 2026-08-22: the runner as of #21913, the perf monitor as of #21911). Sources: the files
+named above in https://github.com/pytorch/executorch at those commits (PR #12353 is commit 8f3eb3eb51).
 """
 
 from __future__ import annotations
@@ -84,6 +94,43 @@ _COMMON_MESSAGES = {
     "npu_ratio": "Inference NPU ratio: {v:.2f} %",
     "pmu_report": "Ethos-U PMU report:",
     "profiler_report": "Profiler report, CPU cycles per operator:",
+    # perf monitor lines of StopMeasurements (n: the count, per: the value per inference)
+    "perf_inferences": "NPU Inferences : {n}",
+    "perf_delegations": "NPU delegations: {n} ({per:.2f} per inference)",
+    "perf_backend": "ethos-u : cycle_cnt : {n} cycles ({per:.2f} per inference)",
+    "perf_operators": "Operator(s) total: {n} CPU cycles ({per:.2f} per inference)",
+    "perf_runtime": "Inference runtime: {n} CPU cycles total ({per:.2f} per inference)",
+    "perf_wait": "cpu_wait_for_npu_cntr : {n} CPU cycles ({per:.2f} per inference)",
+    "perf_pmu_cycles": "ethosu_pmu_cycle_cntr : {n} ({per:.2f} per inference)",
+    "perf_pmu_counter": "ethosu_pmu_cntr{i} : {n} ({per:.2f} per inference)",
+    "perf_pmu_events": "Ethos-U PMU Events:[{events}]",   # events: "ETHOSU_PMU_<name>, ..." of pmu_events
+    # runner: the model check, ETDump, printf'd element lines ({label}: Input or Output)
+    "model_not_initialized": "Model data is not initialized",
+    "etdump_setup": "Setting up ETDump",
+    "etdump_file": "Writing etdump to file: {path}",
+    "etdump_open_failed": "Could not open etdump file {path} (errno: {errno})",
+    "etdump_base64_size": "[base64] buffer size: {n}",
+    "etdump_block": ("#[RUN THIS]\n", "# Writing etdump.bin [base64]\n", 'echo "{data}" | base64 -d >etdump.bin\n',
+                     "# Generate cpu cycle table with:\n",
+                     "python3 -m devtools.inspector.inspector_cli --etdump_path etdump.bin {flag} --source_time_scale "
+                     "cycles --target_time_scale cycles\n", "#[END]\n"),
+    "write_partial": "Failed to write whole output file {path}, wrote {written} of {size} bytes",
+    "element_float": "{label}[{i}][{j}]: (float) {v:f}\n",
+    "element_int": "{label}[{i}][{j}]: (int) {v}\n",
+    "element_char": "{label}[{i}][{j}]: (char) {v}\n",
+    "element_bool": "{label}[{i}][{j}]: (bool) {text} (0x{v:x})\n",
+    "not_tensor": "{label}[{i}]: Not Tensor\n",
+}
+
+# arm_perf_monitor.cpp of PR #12353: no delegation count, no per-inference figures
+_PR12353_PERF = {
+    "perf_delegations": None,
+    "perf_backend": "ethos-u : cycle_cnt : {n} cycles",
+    "perf_operators": "Operator(s) total: {n} CPU cycles",
+    "perf_runtime": "Inference runtime: {n} CPU cycles total",
+    "perf_wait": "cpu_wait_for_npu_cntr : {n} CPU cycles",
+    "perf_pmu_cycles": "ethosu_pmu_cycle_cntr : {n}",
+    "perf_pmu_counter": "ethosu_pmu_cntr{i} : {n}",
 }
 
 # the events the perf monitor counts (ethosu_pmuEventCounts[i] is PMEVTYPER i's event), per NPU family: U55/U65
@@ -94,7 +141,7 @@ _PMU_EVENTS_U85_5 = ("SRAM_RD_DATA_BEAT_RECEIVED", "SRAM_WR_DATA_BEAT_WRITTEN", 
 _PMU_EVENTS_U85_7 = _PMU_EVENTS_U85_5 + ("MAC_ACTIVE", "WD_ACTIVE")
 
 _SIZES_V11 = {
-    # name: (size, alignment) on a 32-bit Cortex-M55 (arm-none-eabi-g++ 12.2), research/executorch.md 8.2
+    # name: (size, alignment) on a 32-bit Cortex-M55 (arm-none-eabi-g++ 12.2 on the v1.1+ headers)
     "EValue": (16, 8), "TensorImpl": (32, 4), "BackendDelegate": (40, 8), "CompileSpec": (12, 4),
     "Chain": (16, 4), "OpFunction": (4, 4), "EValuePtr": (4, 4), "InstructionArgs": (8, 4),
     "TensorMeta": (12, 4), "BoxedEvalueList": (12, 4), "ArrayRef": (8, 4), "Tensor": (4, 4),
@@ -126,6 +173,11 @@ PROFILES = {
         "run_lines": {"starting": "Starting running {n} inferences...", "finished": "{n} inferences finished",
                       "model_run": "Model run: {ok}"},
         "perf": "head",
+        "cycle_bits": 32,                  # CPU cycle differences modulo 2^32 (the 32-bit CCNTR)
+        "stop_count": "requested",         # StopMeasurements(num_inferences)
+        "input_index_base": 0,             # "Reading input tensor 0 ..."
+        "semihosting": None,               # the semihosting build is not modelled: -i files read in prepare
+        "pte_addr_span": None,             # nor the ET_MODEL_PTE_ADDR build
         "pmu_events": {"u55": _PMU_EVENTS_U55, "u85": _PMU_EVENTS_U85_7},
         "messages": dict(
             _COMMON_MESSAGES, temp_size="temp_allocator:            {size}",
@@ -156,11 +208,59 @@ PROFILES = {
         "after_run": ["model_executed", "mem_status", "outputs", "verify", "complete", "eot"],
         "run_lines": {"starting": "Starting the model execution...", "executed": "Model executed successfully."},
         "perf": "pr12353",
+        "cycle_bits": 32,
+        "stop_count": "requested",
+        "input_index_base": 0,
+        "semihosting": None,
+        "pte_addr_span": None,
         "pmu_events": {"u55": _PMU_EVENTS_U55, "u85": _PMU_EVENTS_U85_5},
-        "messages": dict(_COMMON_MESSAGES,
+        "messages": dict(_COMMON_MESSAGES, **_PR12353_PERF,
                          peak_temp="peak_temp_allocator:       {peak} / {size} free: {free} ( used: {pct} % ) "),
     },
 }
+
+# ExecuTorch main at cff6f4dd32e6 (2026-08-22). Its runner (last changed by #21913) logs what executorch-1.5 logs
+# for a program baked into the ELF; what this profile adds are the two builds run_fvp.sh and the pytest harness
+# use, and the perf monitor of #21833 (CPU cycles from the PMU wherever __PMU_PRESENT, so a Cortex-M55 build
+# reports them) and #21911 (64-bit cycle arithmetic printed as unsigned 64-bit values).
+MAIN_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+PROFILES["executorch-main-cff6f4dd"] = dict(
+    PROFILES["executorch-1.5"],
+    description=f"ExecuTorch main at {MAIN_COMMIT[:12]} (2026-08-22): the semihosting and ET_MODEL_PTE_ADDR "
+                f"builds, the perf monitor of #21833/#21911",
+    commit=MAIN_COMMIT,
+    struct_sizes=dict(_SIZES_V11),
+    cycle_bits=64,                         # uint64_t cycle_count = arm_pmu_cycles() - start (#21911)
+    stop_count="executed",                 # StopMeasurements(n): the inferences that ran (a failed one stops the loop)
+    input_index_base=1,                    # nbr_inputs = input_buffers.size() + 1
+    semihosting={                          # SEMIHOSTING: main() reads argv (cpu0.semihosting-cmd_line)
+        "argc_min_model_file": 7,          # -m model.pte -i input.bin -o out
+        "argc_min_compiled": 5,            # ET_COMPILED_PTE: -i input.bin -o out
+        "file_pool_size": 60 * 1024 * 1024,  # ET_ARM_BAREMETAL_SEMIHOSTING_FILE_ALLOCATOR_POOL_SIZE default
+        "file_alignment": 4,               # allocate(file_size): MemoryAllocator::kDefaultAlignment, alignof(void*)
+        "etdump_path": "etdump.bin",       # write_etdump: fopen("etdump.bin") in the semihosting cwd
+    },
+    pte_addr_span=0x10000000,              # ET_MODEL_PTE_ADDR: model_size = 0x10000000 (the size is not known)
+    messages=dict(
+        PROFILES["executorch-1.5"]["messages"],
+        semi_params="Running executor with parameter:",
+        semi_arg0="   {a}",
+        semi_arg_pair="   {a} {b}",
+        semi_argc_model=("Not right number of parameters!",
+                         "app -m model.pte -i input.bin [-i input2.bin] -o output_basename", "Exiting!"),
+        semi_argc_compiled=("Not right number of parameters!", "app -o output_basename -i input.bin [-i input2.bin]",
+                            "Exiting!"),
+        file_open_failed="Could not open file {path} (errno: {errno}) for reading, exiting!",
+        file_alloc_failed="Failed to allocate input file size:{size}",
+        reading_pte="Reading pte model from file {path}",
+        reading_pte_failed="Reading pte model from file {path} failed.",
+        missing_output="Missing required -o output_basename",
+        wrong_inputs="Wrong number of inputs allocated compared to method",
+        input_file_stat="input_file_allocator_used: {used} / {size} free: {free} ( used: {pct} % ) ",
+        pte_program_size_addr="model_pte_program_size:     {size} bytes. (pte size unknown when not baked into elf)",
+        pte_loaded_size_addr="model_pte_loaded_size:      {size} bytes. (pte size unknown when not baked into elf)",
+    ),
+)
 
 DEFAULT_PROFILE = "executorch-1.5"
 TUTORIAL_PROFILE = "executorch-pr12353"

@@ -428,6 +428,9 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                 "embedded": False}
     if semi:
         run_args["cmdline"] = semi["argv"]
+        run_args["argv"] = semi["argv"]  # what the semihosting runner's main() reads
+    elif model_addr is not None and elf is not None and elf.program is None:
+        run_args["model_from"] = "data"  # the ELF was built with ET_MODEL_PTE_ADDR (run_fvp.sh --elf --data)
     platform = session.build(spec, model=model, model_name=model_name, args=run_args, data_files=data_files,
                              host_cwd=host_cwd, cycle_limit=cycle_limit, time_limit=time_limit)
     image = session.checked_image(platform)
