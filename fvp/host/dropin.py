@@ -25,7 +25,9 @@ unchanged with this package on ``PATH``. The Corstone-300 binaries take the name
 When the program's Ethos-U compile specs name a memory mode and system config and no ``-C npu.memory_mode`` is
 given, the board uses them, with the pools ExecuTorch's build sets for that mode (what a runner built by
 ``run.sh`` for that program has). Exit status: 0 ok, 1 the program failed, 2 bad usage, 3 a limit was reached;
-a non-zero status always comes with one line on stderr saying why. A ``-C`` name the FVP would not know either
+a non-zero status always comes with one line on stderr saying why. ``FVP_EXIT_STATUS=fvp`` in the environment
+gives Arm's FVP's statuses instead (0 for every run carried to its end, the application's own with
+SYS_EXIT_EXTENDED; bad usage stays 2). A ``-C`` name the FVP would not know either
 is a warning on stderr and the run goes on, as on the FVP; this simulator's own board keys (a name under a
 board section such as ``npu.``) are checked, and a misspelled one is an error.
 ``python -m fvp.host.dropin`` behaves as the U55 binary (``--flavour=u65`` for the U65 one, ``--flavour=u85`` for
@@ -228,6 +230,36 @@ def _mlek_pool_overrides(elf, base, overrides, board_params, flavour) -> tuple[l
     return ["npu.memory_mode=Dedicated_Sram"] + out, "; memory mode Dedicated_Sram (the ELF has an NPU cache)"
 
 
+# FVP_EXIT_STATUS=fvp: the exit status Arm's FVP gives, for scripts that expect it (docs/differences.md)
+EXIT_STATUS_ENV = "FVP_EXIT_STATUS"
+_SH_FEATURES = ":semihosting-features"  # the semihosting extensions file newlib's _exit looks for
+
+
+def _exit_convention() -> str:
+    value = os.environ.get(EXIT_STATUS_ENV, "simulator")
+    if value not in ("simulator", "fvp"):
+        raise _Usage(f"{EXIT_STATUS_ENV}={value}: expected fvp (the exit status of Arm's FVP) or simulator (the "
+                     f"default: 1 the program failed, 3 a limit was reached)")
+    return value
+
+
+def _fvp_status(result, host_cwd: str) -> int:
+    """Arm's FVP's exit status for a run it carried to its end. The application's own status when it left
+    through semihosting SYS_EXIT_EXTENDED, which newlib's ``_exit`` uses only when the semihosting cwd holds a
+    ``:semihosting-features`` file with SH_EXT_EXIT_EXTENDED (the Corstone FVPs do not simulate the file: Arm's
+    LLVM-embedded-toolchain test-support/run_fvp.py writes one for that reason); 0 otherwise: the EOT byte, a
+    SYS_EXIT (which carries no status), a limit, a fault or an abort (the FVP says why in its log only)."""
+    if result.reason == "exit":
+        try:
+            with open(os.path.join(host_cwd, _SH_FEATURES), "rb") as f:
+                head = f.read(5)
+        except OSError:
+            head = b""
+        if len(head) == 5 and head[:4] == b"SHFB" and head[4] & 1:
+            return int(result.message) & 0xFF
+    return 0
+
+
 def _failure_line(result) -> str:
     """Why a run ended with a non-zero status, in one line (the log says it too, on stdout)."""
     reason, message = result.reason, result.message
@@ -282,6 +314,7 @@ def main(argv=None, flavour: str = "u55") -> int:
 
 
 def _run(args, fl: dict, flavour: str, binary: str) -> int:
+    convention = _exit_convention()
     if args.version:
         print(f"fvp {__version__}: open {fl['platform']} simulator with the {binary} command line "
               f"(not Arm's Fast Model; https://developer.arm.com for the real FVP)")
@@ -447,9 +480,11 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
         print("\n".join(say), flush=True)
     result = session.run(platform, image.main, stat=args.stat)
     sys.stdout.flush()
+    code = result.exit_code if convention == "simulator" else _fvp_status(result, host_cwd)
     if result.exit_code != 0:  # a harness that shows only stderr ("Failed running command") sees the reason
-        print(f"{binary}: error: {_failure_line(result)}", file=sys.stderr, flush=True)
-    return result.exit_code
+        note = f"; exit status {code} as Arm's FVP ({EXIT_STATUS_ENV}=fvp)" if code != result.exit_code else ""
+        print(f"{binary}: error: {_failure_line(result)}{note}", file=sys.stderr, flush=True)
+    return code
 
 
 def main_u55(argv=None) -> int:
