@@ -12,6 +12,12 @@ a comparable program exists in the corpus, and says which published rows cannot 
 Nothing is hard-coded except the published reference numbers (cited); everything of ours is computed by
 running the simulator. ``--fast`` runs a small subset (for the tests).
 
+``--tflm`` runs instead only the MLEK reconstructions of ``tests/data/tflm`` (KWS MicroNet-M, AD MicroNet-M,
+MobileNetV2 1.0 224: tools/make_tflm_models.py) through ``fvp run`` as MLEK runs them (the TFLite Micro image,
+U55-128, Ethos_U55_High_End_Embedded, Shared_Sram): the PMU block beside MLEK's published figures, Vela's
+estimate for the reconstruction and for the ML-zoo file, what differs between the two, and the wall time of
+each ``fvp run``. The full run includes this section; ``--mlek-models DIR`` adds the exact ML-zoo files.
+
 ``--per-op [PROGRAM ...]`` prints instead, per network, every operation Vela scheduled with our cycles beside
 Vela's per-layer estimate (tools/vela_per_op.py; docs/timing.md section 4.1).
 
@@ -21,7 +27,8 @@ repository) on its Corstone-320 board, beside Vela's estimate from the compile l
 the cycles fall as the MAC count grows for every network compiled for several sizes, and says what the
 published Corstone-320 figure is.
 
-Usage: python tools/validate_cycles.py [--fast] [--corpus DIR]
+Usage: python tools/validate_cycles.py [--fast] [--corpus DIR] [--mlek-models DIR]
+       python tools/validate_cycles.py --tflm
        python tools/validate_cycles.py --per-op [PROGRAM ...]
        python tools/validate_cycles.py --u85 [DIR ...]
 """
@@ -29,9 +36,13 @@ Usage: python tools/validate_cycles.py [--fast] [--corpus DIR]
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,11 +76,10 @@ PUBLISHED_ADD = {"what": "ExecuTorch add example (x + x, delegated), Corstone-30
 # Corstone-320 command line
 PUBLISHED_TUTORIAL_MV2 = {"what": "ExecuTorch tutorial MobileNetV2 log (tutorial-arm-ethos-u.md, 2024-10..2025-09)",
                           "cycles": 5_920_305, "cntr0": 359_921, "counters": 4}
+TFLM_DATA = ROOT / "tests" / "data" / "tflm"
 NOT_REPRODUCIBLE = [
-    (2, "KWS MicroNet-M (MLEK)", "network not in the corpus"),
     ("2a", "KWS DS-CNN (older MLEK)", "a larger DS-CNN than the corpus' ds_cnn (2.66 M MACs); not the same network"),
     ("2b", "KWS MicroNet-M on Alif silicon", "network not in the corpus; hardware at 160 MHz"),
-    (3, "Anomaly detection MicroNet-M", "network not in the corpus"),
     (4, "ASR wav2letter", "network not in the corpus"),
     (5, "KWS+ASR", "network not in the corpus"),
     (6, "YOLO-Fastest", "network not in the corpus"),
@@ -187,6 +197,112 @@ def u85_report(dirs) -> int:
     return 0 if ok else 1
 
 
+_PMU_LINES = {"active": "NPU ACTIVE cycles", "idle": "NPU IDLE cycles", "total": "NPU TOTAL cycles",
+              "axi0_rd": "NPU AXI0_RD_DATA_BEAT_RECEIVED beats", "axi0_wr": "NPU AXI0_WR_DATA_BEAT_WRITTEN beats",
+              "axi1_rd": "NPU AXI1_RD_DATA_BEAT_RECEIVED beats", "cpu": "CPU TOTAL cycles"}
+
+
+def _published_mlek(key: str) -> tuple[str, dict] | None:
+    """(what, figures) of MLEK's published FVP run of a network: tools/tflite_npu.py PUBLISHED for KWS and AD,
+    row 1 above for MobileNetV2 (MLEK's docs/use_cases/img_class.md)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import tflite_npu
+
+    if key in tflite_npu.PUBLISHED:
+        p = tflite_npu.PUBLISHED[key]
+        return p["what"], p["fvp"]
+    if key == "mobilenet_v2_1.0_224":
+        p = PUBLISHED_MV2_SHARED
+        return p["what"], {"active": p["active"], "idle": p["total"] - p["active"], "total": p["total"],
+                           "axi0_rd": p["axi0_rd"], "axi0_wr": p["axi0_wr"], "axi1_rd": p["axi1_rd"]}
+    return None
+
+
+def run_tflm_fixture(data_dir: Path, name: str, rec: dict, inputs) -> tuple[dict, float, str]:
+    """``fvp run`` on one fixture with its committed input: (the PMU block, wall seconds, the log)."""
+    with tempfile.TemporaryDirectory(prefix="validate-tflm-") as tmp:
+        import numpy as np
+
+        np.save(Path(tmp) / "in0.npy", inputs[f"{name}/in0"])
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "fvp", "run", str(data_dir / f"{name}_vela.tflite"),
+                            "-i", str(Path(tmp) / "in0.npy"), *rec["fvp_args"]], capture_output=True, text=True,
+                           cwd=ROOT)
+        wall = time.perf_counter() - t0
+    pmu = {}
+    for key, label in _PMU_LINES.items():
+        m = re.search(rf"INFO - {re.escape(label)}: (\d+)", p.stdout)
+        if m:
+            pmu[key] = int(m.group(1))
+    if p.returncode != 0 or "active" not in pmu:
+        raise RuntimeError(f"{name}: fvp run exit {p.returncode}: {(p.stdout + p.stderr).strip()[-300:]}")
+    return pmu, wall, p.stdout
+
+
+def tflm_report(data_dir: Path = TFLM_DATA) -> int:
+    """The MLEK reconstructions through ``fvp run`` beside MLEK's published FVP figures."""
+    import numpy as np
+
+    meta_path = data_dir / "models.json"
+    if not meta_path.is_file():
+        print(f"MLEK reconstructions: {meta_path} not found (tools/make_tflm_models.py writes it)")
+        return 1
+    meta = json.loads(meta_path.read_text())
+    inputs = np.load(data_dir / "reference.npz")
+    print("MLEK reconstructions (tests/data/tflm, tools/make_tflm_models.py) through `fvp run` (TFLite Micro image), "
+          "beside MLEK's published Corstone-300 FVP figures")
+    keys = ("active", "idle", "total", "axi0_rd", "axi0_wr", "axi1_rd")
+    hdr = (f"  {'':<34} {'NPU ACTIVE':>11} {'IDLE':>6} {'TOTAL':>11} {'AXI0 rd':>10} {'AXI0 wr':>10} "
+           f"{'AXI1 rd':>9}  wall")
+    ok = True
+    for name, rec in meta.items():
+        pub = _published_mlek(rec.get("published") or "")
+        if pub is None:
+            continue
+        what, fig = pub
+        try:
+            pmu, wall, _ = run_tflm_fixture(data_dir, name, rec, inputs)
+        except RuntimeError as e:
+            ok = False
+            print(f"  error: {e}")
+            continue
+        print(f"\n{name}: {rec['target']}, {rec['system_config']}, {rec['memory_mode']}")
+        print(hdr)
+        print(f"  {'ours (fvp run)':<34} " + " ".join(f"{pmu.get(k, 0):>{w},}" for k, w in
+                                                      zip(keys, (11, 6, 11, 10, 10, 9))) + f"  {wall:.1f} s")
+        print(f"  {'published: ' + what[:23]:<34} " + " ".join(
+            f"{_fmt(fig.get(k)):>{w}}" for k, w in zip(keys, (11, 6, 11, 10, 10, 9))))
+        print(f"  {'ours / published':<34} " + " ".join(
+            (f"{pmu[k] / fig[k]:>{w}.3f}" if fig.get(k) else f"{'-':>{w}}") for k, w in
+            zip(keys, (11, 6, 11, 10, 10, 9))))
+        ve, vm = rec.get("vela_estimate") or {}, rec.get("vela_estimate_mlek_file") or {}
+        line = (f"  Vela {rec['versions']['vela']} estimate: reconstruction NPU {_fmt(ve.get('cycles_npu'))}, total "
+                f"{_fmt(ve.get('cycles_total'))}")
+        if vm:
+            line += f"; the ML-zoo file NPU {_fmt(vm.get('cycles_npu'))}, total {_fmt(vm.get('cycles_total'))}"
+        print(line)
+        enc, orig = _fmt(ve.get("total_npu_encoded_weights")), _fmt(ve.get("total_original_weights"))
+        diffs = [f"weights random (seed {rec['seed']}), not trained: Vela encodes {enc} weight bytes of {orig}"]
+        if vm:
+            diffs[0] += (f" (the ML-zoo file: {_fmt(vm.get('total_npu_encoded_weights'))} of "
+                         f"{_fmt(vm.get('total_original_weights'))})")
+        layout = rec.get("layout_vs_mlek_file")
+        if layout is not None:
+            diffs.append("layer layout against the ML-zoo file: " + (layout if isinstance(layout, str)
+                                                                     else f"{len(layout)} differences"))
+        else:
+            diffs.append("layer layout from the published architecture (no ML-zoo file to compare with)")
+        n_out = int(np.asarray(inputs[f"{name}/out0"]).size)
+        on_npu = "SOFTMAX" in rec["source_operators"] and "SOFTMAX" not in rec["vela_operators"]
+        softmax = " (SOFTMAX on the NPU)" if on_npu else ""
+        diffs.append(f"{n_out} outputs, as published{softmax}; quantization scales calibrated on noise of the input "
+                     f"range; the input is seeded noise "
+                     f"(MLEK's published runs: its use case on sample data)")
+        for d in diffs:
+            print(f"  differs: {d}")
+    return 0 if ok else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fast", action="store_true", help="a small subset (for the tests)")
@@ -197,8 +313,12 @@ def main(argv=None) -> int:
                     help="per-operation table against Vela's per-layer estimate (tools/vela_per_op.py)")
     ap.add_argument("--u85", nargs="*", metavar="DIR", default=None,
                     help="the Ethos-U85 programs of tests/data/oracle_u85 (and of each DIR) instead")
+    ap.add_argument("--tflm", action="store_true",
+                    help="only the MLEK reconstructions of tests/data/tflm through fvp run, beside MLEK's figures")
     ap.add_argument("programs", nargs="*", help="with --per-op: the programs (default: every cached one)")
     args = ap.parse_args(argv)
+    if args.tflm:
+        return tflm_report()
     if args.u85 is not None:
         return u85_report([ROOT / "tests" / "data" / "oracle_u85", *args.u85])
     if args.per_op:
@@ -313,6 +433,12 @@ def main(argv=None) -> int:
         except tflite_npu.ToolError as e:
             ok = False
             print(f"  error: {e}")
+    if args.fast:
+        print("MLEK reconstructions (tests/data/tflm): skipped in --fast mode (--tflm runs them)")
+    else:
+        print()
+        ok &= tflm_report() == 0
+        print()
     print("not reproducible here:")
     for row, what, why in NOT_REPRODUCIBLE:
         print(f"  row {row}: {what}: {why}")
