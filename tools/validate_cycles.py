@@ -6,8 +6,9 @@ this runs the program on the board it was compiled for (the NPU, system config a
 compile specs, as ``fvp run`` does) and
 prints our NPU cycles, Vela's estimate summed over the network summaries of the program's compile log
 (``<name>.log``: "NPU cycles", the memory access cycles, "Total cycles"), the ratio, what bounds our cycles,
-and the AXI beats. Then it compares with the published FVP numbers of research/corstone.md section 4 where
-a comparable program exists in the corpus, and says which published rows cannot be reproduced.
+and the AXI beats. Then it compares with the published FVP numbers (Arm's ML Embedded Evaluation Kit's
+``docs/use_cases/*.md``, ExecuTorch's issues, pull requests and tutorial; each figure below names its source)
+where a comparable program exists in the corpus, and says which published rows cannot be reproduced.
 
 Nothing is hard-coded except the published reference numbers (cited); everything of ours is computed by
 running the simulator. ``--fast`` runs a small subset (for the tests).
@@ -59,7 +60,11 @@ _VELA_KEYS = {
     "Neural network macs": "macs",
 }
 
-# Published figures (research/corstone.md section 4.1): FVP NPU cycles from the Ethos-U PMU.
+# Published figures: FVP NPU cycles from the Ethos-U PMU. Row 1: the ML Embedded Evaluation Kit's
+# docs/use_cases/img_class.md (https://gitlab.arm.com/artificial-intelligence/ethos-u/ml-embedded-evaluation-kit);
+# row 10: ExecuTorch PR #9830 (https://github.com/pytorch/executorch/pull/9830: "5.5M NPU cycles on mv2 when using
+# Sram_Only"). The row numbers are those of NOT_REPRODUCIBLE below (rows 2-9: MLEK's other use cases,
+# docs/use_cases/<name>.md).
 PUBLISHED_MV2_SHARED = {
     "row": 1, "what": "MLEK img_class MobileNetV2 1.0 224 int8, Corstone-300 FVP, U55-128, "
                       "Ethos_U55_High_End_Embedded, Shared_Sram",
@@ -69,11 +74,13 @@ PUBLISHED_MV2_SRAM_ONLY = {
     "row": 10, "what": "ExecuTorch MobileNetV2 (torchvision, int8), Corstone-300 FVP, U55-128, Sram_Only "
                        "(ET PR #9830)", "total": 5_500_000,
 }
-# research/executorch.md 9.2: ExecuTorch issue #9356, the add example on the Corstone-300 FVP (U55)
-PUBLISHED_ADD = {"what": "ExecuTorch add example (x + x, delegated), Corstone-300 FVP, U55 (ET issue #9356, "
-                         "research/executorch.md 9.2)", "cycles": 411, "axi0_rd": 6}
-# research/executorch.md 9.3 / corstone.md 4 row 11: the ExecuTorch tutorial's MobileNetV2 log shown after a
-# Corstone-320 command line
+# ExecuTorch issue #9356 (https://github.com/pytorch/executorch/issues/9356): the add example on the Corstone-300
+# FVP (U55)
+PUBLISHED_ADD = {"what": "ExecuTorch add example (x + x, delegated), Corstone-300 FVP, U55 (ET issue #9356)",
+                 "cycles": 411, "axi0_rd": 6}
+# ExecuTorch's tutorial docs/source/tutorial-arm-ethos-u.md (2024-10..2025-09, e.g. at v0.7.0:
+# https://github.com/pytorch/executorch/blob/v0.7.0/docs/source/tutorial-arm-ethos-u.md): the MobileNetV2 log
+# shown after a Corstone-320 command line
 PUBLISHED_TUTORIAL_MV2 = {"what": "ExecuTorch tutorial MobileNetV2 log (tutorial-arm-ethos-u.md, 2024-10..2025-09)",
                           "cycles": 5_920_305, "cntr0": 359_921, "counters": 4}
 TFLM_DATA = ROOT / "tests" / "data" / "tflm"
@@ -90,7 +97,7 @@ NOT_REPRODUCIBLE = [
     ("12-14", "MobileNetV2 on Alif E8 / other boards (ms, hardware)", "wall-clock incl. CPU work; no NPU cycles"),
     ("15-16", "Vela estimates in third-party docs", "Vela figures, not FVP; other networks"),
     (17, "TFLM person_detect CPU-only", "no NPU"),
-    ("-", "ExecuTorch tutorial MobileNetV2 log (research/executorch.md 9.3: 5,920,305 cycles, AXI0 read 359,921)",
+    ("-", "ExecuTorch tutorial MobileNetV2 log (tutorial-arm-ethos-u.md: 5,920,305 cycles, AXI0 read 359,921)",
      "memory mode and NPU of that run are not stated, and it predates the PMU fix of ET PR #9830"),
 ]
 
@@ -380,7 +387,8 @@ def main(argv=None) -> int:
             print(f"ours/Vela total, {what}: {len(sel)} programs, geometric mean {g:.2f}, min {min(sel):.2f}, "
                   f"max {max(sel):.2f}")
 
-    print("\nPublished FVP figures (research/corstone.md 4.1, research/executorch.md 9) and what we can reproduce")
+    print("\nPublished FVP figures (MLEK's docs/use_cases, ExecuTorch's issues, PRs and tutorial) and what we can "
+          "reproduce")
     print("-" * 100)
     mv2 = corpus / "mv2_full_u55-128.bpte"
     if args.fast or not mv2.is_file():

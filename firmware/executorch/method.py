@@ -1,7 +1,7 @@
 """``Program::load_method`` and ``Method::execute``: values, tensors, kernels, delegates, chains.
 
 Loading charges the method allocator exactly as ``Method::init`` does on a 32-bit Cortex-M55, in the same
-order, with the struct sizes of the selected runtime profile (research/executorch.md 8.1-8.5): the ``values_``
+order (``runtime/executor/method.cpp``), with the struct sizes of the selected runtime profile: the ``values_``
 list (and the ``input_set_`` list), per tensor its sizes/dim-order (dynamic shapes only), strides and
 ``TensorImpl``, per list value its pointer/data arrays (and box), the delegate list, per delegate its compile
 specs and backend ``init``, the chain list, per chain the kernel and argument arrays, per instruction its

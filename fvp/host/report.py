@@ -7,7 +7,8 @@ model's ``OpTiming`` per operation, see ``fvp/machine/npu/timing/``); CPU kernel
 from the firmware's begin/end trace marks (``BusPort.trace``), timed in simulated time.
 
 Simplified: CPU cycles are simulated time x the CPU clock of the board, so they are the CPU cost model's
-estimate (the FVP's own CPU cycle counts are not meaningful either, see research/corstone.md 3); a delegate
+estimate (the FVP's own CPU cycle counts are not meaningful either: "the CPU performance is not cycle accurate",
+ExecuTorch's ``backends/arm/scripts/run_fvp.sh``); a delegate
 call's CPU time includes the time the CPU waited for the NPU.
 """
 

@@ -162,7 +162,8 @@ def test_program_for_another_npu_fails_in_the_driver_check_with_a_hint():
 
 
 @pytest.mark.parametrize("model,planned,loaded", [
-    # research/executorch.md 8.5 computed HEAD figures for the plain .pte files (6 compile specs): add_q 48/844,
+    # figures computed from Method::init's allocations (runtime/executor/method.cpp at ExecuTorch HEAD cff6f4dd)
+    # with the 32-bit struct sizes, for the plain .pte files (6 compile specs): add_q 48/844,
     # mul_q 80/868, add_mul_q 64/1108; the corpus .bpte carry a 7th spec (debug_artifact_path, 12 bytes on
     # Cortex-M55) and BundleIO inputs (no input allocation)
     ("add_u55-128.bpte", 48, 844 + 12),

@@ -78,6 +78,7 @@ def test_failed_verification_is_found(tmp_path):
     ["--model_name=ds_cnn", "--target=ethos-u65-256", "--bundleio"],
     ["--model_name=mobilenet_v1_025", "--target=ethos-u55-128", "--no_quantize", "--bundleio"],
     ["--model_name=lstm", "--target=ethos-u65-256", "--no_quantize", "--bundleio"],
+    ["--model_name=mv2", "--target=ethos-u55-128", "--bundleio"],  # the tutorial's MobileNetV2
 ])
 def test_zoo_models(tmp_path, args):
     rc, out, err = run_sh(*args, "--zoo", cwd=tmp_path)

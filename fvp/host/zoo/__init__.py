@@ -7,7 +7,8 @@ layers are ``cortex_m::*`` CMSIS-NN kernels) (``tools/build_zoo.py``; ``index.js
 entries). Only the
 ``.bpte`` is stored: the plain ``.pte`` is the program inside it, which is byte for byte what the compiler
 writes without ``--bundleio`` (the build is seeded, so both compiles see the same weights). Identical programs
-(float models left on the CPU are the same for every target) are stored once.
+(float models left on the CPU are the same for every target) are stored once. ``mv2`` (ethos-u55-128 only) is the
+test corpus's MobileNetV2 program, copied byte for byte (``tools/build_zoo.py`` says why).
 """
 
 from __future__ import annotations

@@ -117,8 +117,8 @@ def _read(mem, a, esz, signed):
 
 @njit(inline="always")
 def _tile(y, x, h0, h1, w0):
-    """Tile of OFM/IFM coordinate (y, x) and the coordinate inside it (research/ethosu.md 1.5): right of
-    WIDTH0 is tile 1 (tile 3 below HEIGHT1), else below HEIGHT0 is tile 2, else tile 0."""
+    """Tile of OFM/IFM coordinate (y, x) and the coordinate inside it (Vela's ``register_command_stream_util.py``):
+    right of WIDTH0 is tile 1 (tile 3 below HEIGHT1), else below HEIGHT0 is tile 2, else tile 0."""
     if x >= w0:
         if y >= h1:
             return 3, y - h1, x - w0

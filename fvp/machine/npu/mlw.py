@@ -2,8 +2,9 @@
 
 Models the NPU's weight decompressor, which turns the bitstream at WEIGHT_BASE into a sequence of 9-bit
 sign-magnitude weight values in stream order (the order in which the MAC array consumes them; see
-``fvp.machine.npu.weights`` for how that order maps back to OHWI). Facts from ``design/research/ethosu.md`` section
-3.4; Vela's ``ethosu.mlw_codec`` (encoder and decoder) is the oracle the tests compare against.
+``fvp.machine.npu.weights`` for how that order maps back to OHWI). Facts from Vela's MLW codec
+(``ethosu/mlw_codec/mlw_decode.c`` and ``mlw_encode.c``, and Regor's ``dependencies/mlw_codec``); Vela's
+``ethosu.mlw_codec`` (encoder and decoder) is the oracle the tests compare against.
 
 Bitstream summary (bits are read LSB-first, bytes in increasing address order):
 

@@ -1,8 +1,10 @@
 """Ethos-U55/U65 weight and scale streams: weight ordering, scale/bias entries, and a decode cache.
 
 Models how the NPU consumes a decoded weight stream (``fvp.machine.npu.mlw``) and the scale stream at SCALE_BASE.
-Facts from ``design/research/ethosu.md`` sections 3.1-3.3 (formats and loop nest) and 4 (ublock depths);
-Vela's ``npu_encode_weights`` / ``npu_encode_bias`` are the oracles the tests compare against.
+Facts from Vela 5.1's weight encoders (Regor's ``architecture/ethosu55/ethos_u55_weight_encoder.cpp``: the scale
+entries of ``EncodeBias``, the buffer layout, the traversal order; the Python ``weight_compressor.py``) and the
+micro-block depths of Regor's ``ethos_u55.cpp``; Vela's ``npu_encode_weights`` / ``npu_encode_bias`` are the
+oracles the tests compare against.
 
 * ``unpack_weights`` inverts the hardware traversal order: OFM blocks, IFM blocks, <= 8x8 sub-kernels
   (4x4 with dilation 2 in that axis), OFM/IFM micro-blocks and kernel elements, with the zero padding the

@@ -14,7 +14,7 @@ from fvp.machine.npu.execute import OpRecord
 
 U55_128 = get_arch("ethos-u55-128")
 
-# Ethos_U55_High_End_Embedded (research/ethosu.md 5.1)
+# Ethos_U55_High_End_Embedded (Vela's config_files/Arm/vela.ini)
 HIGH_END = SystemConfigSpec(
     name="Ethos_U55_High_End_Embedded", core_clock_hz=500_000_000, axi0_port="Sram", axi1_port="OffChipFlash",
     memories={"Sram": MemoryTimingSpec(1.0, 32, 32, 32, 4, 4, 1),

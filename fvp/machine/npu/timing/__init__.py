@@ -27,10 +27,13 @@ What it models (docs/timing.md has the full description, the parameters and the 
   MAC/AO/WD active cycles, cycles stalled on BLOCKDEP or a SHRAM reconfiguration; time-based events (CYCLE,
   NPU_ACTIVE, NPU_IDLE) are the PMU's own business (``pmu.py``).
 
-Sources (facts only): research/ethosu.md sections 4 (configurations, cycle tables, block fitting), 5 (Vela's
-estimator: Regor's per-block MAC cycles, AO cost, burst efficiency, memory terms, DMA/weight prefetch) and 6
-(PMU events, beats per AXI width, REGIONCFG); Vela's ``npu_performance.py`` and Regor's
-``ethos_u55_performance.cpp`` for the same formulas.
+Sources (facts only), Vela 5.1 (https://gitlab.arm.com/artificial-intelligence/ethos-u/ethos-u-vela): the
+configurations, cycle tables and block fitting of Regor's ``architecture/ethosu55/ethos_u55.cpp`` (and
+``ethos_u65.cpp``) and the Python ``architecture_features.py``; the estimator (per-block MAC cycles, AO cost, burst
+efficiency, memory terms, DMA/weight prefetch) of Regor's ``ethos_u55_performance.cpp`` and the Python
+``npu_performance.py``; the memories of ``config_files/Arm/vela.ini``; the PMU events, beats per AXI width and
+REGIONCFG of the Ethos-U core driver's ``ethosu55_interface.h`` and ``pmu_ethosu.h``
+(https://github.com/zephyrproject-rtos/hal_ethos_u).
 
 Simplified: fixed costs per operation/DMA/stream are board parameters (``npu.timing_params``) with no public
 figures behind them; no SHRAM bank conflicts, AXI outstanding-transaction limits or timing-adapter pulse

@@ -14,7 +14,7 @@ from .pipeline import accumulator_delay, pipeline
 
 def ao_cycles_per_element(arch, op) -> float:
     """Output/activation stage cycles per OFM element: max(output table[idx], activation table[act])
-    (research/ethosu.md 4; Regor's index rules)."""
+    (the tables and index rules of Regor's ``ethos_u55_performance.cpp``)."""
     if arch.is_u85:
         from . import compute_u85
         return compute_u85.ao_cycles_per_element(arch, op)
@@ -45,8 +45,8 @@ def ao_cycles_per_element(arch, op) -> float:
 
 def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
     """(MAC cycles, weight-buffer cycles) of one OFM block (h, w, c) of a CONV/DEPTHWISE/POOL operation
-    (Regor's per-block model, ``ethos_u55_performance.cpp`` ``EstimateMacCyclesPerBlock``, research/ethosu.md
-    5.2 steps 2-6, pooling included)."""
+    (Regor's per-block model, ``ethos_u55_performance.cpp`` ``EstimateMacCyclesPerBlock``: block clipped to the
+    feature map, micro-blocks per block, cycles per sub-kernel; pooling included)."""
     if arch.is_u85:
         from . import compute_u85
         return compute_u85.mac_cycles_per_block(arch, op, block)

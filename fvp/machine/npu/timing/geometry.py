@@ -51,7 +51,7 @@ def _fetched(out_len: int, blk: int, stride: int, k: int, dil: int, pad: int, in
 
 
 def ifm_block_depth(arch, op) -> int:
-    """IFM depth the MAC array consumes per pass (research/ethosu.md 4: 8-bit part-kernel 16, depth-first 32,
+    """IFM depth the MAC array consumes per pass (Regor's ``ethos_u55.cpp``: 8-bit part-kernel 16, depth-first 32,
     rounded to the IFM micro-block; 16-bit min(depth, 16) rounded to 4; Ethos-U85: :func:`_u85_ifm_block_depth`
     clipped to the IFM depth); depthwise/pooling: the OFM block."""
     d = max(op.ifm.depth, 1)

@@ -201,7 +201,7 @@ class TimingModel:
 
     def _efficiency(self, port, fm, block, read: bool) -> float:
         """Burst efficiency of moving ``fm`` block by block: a contiguous run shorter than the memory's burst
-        length costs a whole burst (Vela's rule; research/ethosu.md 5.2)."""
+        length costs a whole burst (Vela's rule: Regor's ``ethos_u55_performance.cpp``)."""
         if port is None or fm is None:
             return 1.0
         burst = self.ports[port].burst
