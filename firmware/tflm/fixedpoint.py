@@ -6,7 +6,8 @@ C++ works in ``int32_t``):
 - ``QuantizeMultiplier`` and friends: ``tensorflow/lite/kernels/internal/quantization_util.cc`` (``std::frexp``,
   ``TfLiteRound`` = ``std::round``: half away from zero, the ``q_fixed == 2^31`` and ``shift < -31`` cases);
 - ``MultiplyByQuantizedMultiplier``: ``kernels/internal/common.cc``, the default double-rounding build
-  (``TFLITE_SINGLE_ROUNDING`` 0, as TFLite Micro and LiteRT are built);
+  (``TFLITE_SINGLE_ROUNDING`` 0, as TFLite Micro and LiteRT are built), and its ``int64_t`` overload (one
+  rounding with the multiplier cut to 16 bits) for the 16x8 kernels' 64-bit accumulators;
 - ``SaturatingRoundingDoublingHighMul``, ``RoundingDivideByPOT``, ``SaturatingRoundingMultiplyByPOT``,
   ``RoundingHalfSum``, ``exp_on_negative_values``, ``one_over_one_plus_x_for_x_in_0_1``,
   ``one_minus_x_over_one_plus_x_for_x_in_0_1``, ``logistic``, ``tanh``: gemmlowp's ``fixedpoint/fixedpoint.h``
@@ -134,6 +135,17 @@ def mbqm(x, multiplier, shift) -> np.ndarray:
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
     return rdbp(srdhm(wrap32(x * (np.int64(1) << left)), multiplier), right)
+
+
+def mbqm64(x, multiplier, shift) -> np.ndarray:
+    """``MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift)``, the overload the 16x8 kernels'
+    64-bit accumulators take: the multiplier rounded to Q15 (0x7FFF from 0x7FFF0000 up), one rounding shift by
+    15 - shift, the result truncated to int32 (``int32_t result = x >> total_shift``)."""
+    x = np.asarray(x, dtype=np.int64)
+    m = np.asarray(multiplier, dtype=np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total_shift = 15 - np.asarray(shift, dtype=np.int64)
+    return wrap32((x * reduced + (np.int64(1) << (total_shift - 1))) >> total_shift)
 
 
 def mbqm_smaller_than_one_exp(x, multiplier, left_shift) -> np.ndarray:

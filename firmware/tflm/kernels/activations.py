@@ -1,4 +1,5 @@
-"""LOGISTIC, TANH (int8, int16, float32) and HARD_SWISH (int8, float32) as TFLite Micro's reference kernels.
+"""LOGISTIC, TANH (int8, int16, float32), HARD_SWISH (int8, float32), RELU and RELU6 (int8, int16, float32) as
+TFLite Micro's reference kernels.
 
 - LOGISTIC/TANH int8: the Prepare of TFLM ``logistic_common.cc`` / ``tanh.cc``: input_real_multiplier =
   double(s_in) * 2^27 (4 integer bits), ``std::frexp`` into (q, input_left_shift), input_multiplier =
@@ -25,7 +26,12 @@
   ``DownScaleInt32ToInt16Multiplier``; the output exponent must be <= 0) and ``reference_ops::HardSwish<int8_t>``
   in int16 fixed point (saturating shifts, gemmlowp's int16 rounding high multiply and rounding shift, the
   truncating ``SaturatingDoublingHighMul`` for the final product, int16 wrap of the zero-point add as in C).
-  float32: x * min(6, max(0, x + 3)) / 6.
+  float32: x * min(6, max(0, x + 3)) / 6. TFLM has no int16 HARD_SWISH (the converter refuses 16x8 for it too).
+- RELU int8/int16 (``activations_common.cc``; int16 zero points must be 0): ``ReluQuantized``, zp_out +
+  MBQM(x - zp_in) with the multiplier of s_in / s_out (a float quotient), clamped to [zp_out, type max]. RELU6
+  int8/int16: ``Relu6Quantized`` clamps the raw input to [zp_in, zp_in + round(6 / s_in)] and requantizes nothing
+  (TFLM reads no output quantization; TFLite's kernel rescales to the output's). float32: max(0, x), clamp to
+  [0, 6].
 """
 
 from __future__ import annotations
@@ -290,3 +296,51 @@ def prepare_hard_swish(ctx, op):
     def run(ins, outs):
         outs[0][...] = hard_swish_int8(ins[0], zi, zo, p)
     return Prepared(run, ("kernel.hard_swish", n))
+
+
+@register("RELU")
+def prepare_relu(ctx, op):
+    ti, to = _io(ctx, op, "RELU")
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            x = ins[0]
+            outs[0][...] = np.where(x < 0, np.float32(0), x)  # ReluFloat: -0.0 and NaN pass
+        return Prepared(run, ("kernel.relu", n))
+    ensure(ti.type in (TYPE_INT8, TYPE_INT16), f"RELU: Only float32/int8/int16 is supported currently, got "
+                                               f"{ti.type_name}")
+    if ti.type == TYPE_INT16:
+        zps = (ti.params_zero_point, to.params_zero_point)
+        ensure(zps == (0, 0), f"RELU: int16 zero points must be 0 (they are {list(zps)})")
+    mult, shift = fx.quantize_multiplier(float(np.float32(np.float32(ti.params_scale) / np.float32(to.params_scale))))
+    zi, zo = ti.params_zero_point, to.params_zero_point
+    hi = int(np.iinfo(to.dtype).max)
+    lo = max(int(np.iinfo(to.dtype).min), zo)  # zp_out + roundf(0 / s_out)
+    dtype = to.dtype
+
+    def run(ins, outs):
+        r = fx.mbqm(ins[0].astype(np.int64) - zi, mult, shift) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype)
+    return Prepared(run, ("kernel.relu", n))
+
+
+@register("RELU6")
+def prepare_relu6(ctx, op):
+    ti, to = _io(ctx, op, "RELU6")
+    n = max(to.numel, 1)
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            x = ins[0]
+            outs[0][...] = np.where(x > 6, np.float32(6), np.where(x < 0, np.float32(0), x))
+        return Prepared(run, ("kernel.relu6", n))
+    ensure(ti.type in (TYPE_INT8, TYPE_INT16), f"RELU6: Only float32/int8/int16 is supported currently, got "
+                                               f"{ti.type_name}")
+    info = np.iinfo(ti.dtype)
+    zero = ti.params_zero_point
+    # FloatToQuantizedType<T>(6.0f, s_in, zp_in): round(6 / s) + zp clamped to the type
+    six = int(np.clip(int(fx.round_half_away_f32(np.float32(6.0) / np.float32(ti.params_scale))) + zero,
+                      info.min, info.max))
+
+    def run(ins, outs):
+        outs[0][...] = np.clip(ins[0], zero, six).astype(ti.dtype)
+    return Prepared(run, ("kernel.relu6", n))

@@ -25,6 +25,7 @@ class Prepared:
     run: object  # callable(inputs: list[np.ndarray | None], outputs: list[np.ndarray]) -> None
     work: tuple = ("kernel.default", 0.0)  # (cost kind, amount) reported per invocation
     scratch: list = field(default_factory=list)  # scratch buffer sizes requested in the arena
+    persistent: int = 0  # bytes the kernel's Prepare takes from the arena's persistent tail (tables)
 
 
 def ensure(cond, message: str) -> None:

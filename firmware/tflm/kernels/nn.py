@@ -5,11 +5,22 @@
   double(s_out), ``QuantizeMultiplier``): acc = sum w * (x - zp_in) over the in-bounds taps (padding adds
   nothing), + bias, ``MultiplyByQuantizedMultiplier``, + zp_out, clamp to the activation range. Padding and
   output size: ``ComputePaddingHeightWidth``.
+- 16x8 convolutions (int16 activations, int8 filter): the int16 overloads of the same two functions, which
+  read no zero point at all (TFLM checks none; the converter writes 0): acc = sum w * x, + bias, then
+  ``MultiplyByQuantizedMultiplier`` on the accumulator's type, clamp. CONV_2D (``conv.cc``) takes an int64 bias
+  (64-bit accumulator, the int64 overload: multiplier cut to Q15, one rounding) or an int32 bias (32-bit
+  accumulator that wraps, the double-rounding int32 overload); without a bias the options'
+  ``quantized_bias_type`` picks (INT32: 32-bit, else 64-bit). DEPTHWISE_CONV_2D (``depthwise_conv.cc``) always
+  reads the bias as int64: an int32 bias, which TFLM would misread, is refused at Prepare here.
 - FULLY_CONNECTED int8: ``reference_integer_ops::FullyConnected`` (per-tensor multiplier from
-  ``GetQuantizedConvolutionMultipler``: the scale product in float, then double; per channel as TFLM's
-  ``fully_connected_common.cc`` when the filter has one scale per output).
-- pooling int8: ``reference_integer_ops::AveragePool`` (window clipped to the input; sum rounded half away
-  from zero by C division: (acc +/- count/2) / count) and ``MaxPool``; float32 as ``reference_ops``.
+  ``GetQuantizedConvolutionMultipler``: the scale product in float, then double, after its check that the bias
+  scale is within 2% of an output step of s_in * s_w; per channel as TFLM's ``fully_connected_common.cc`` when
+  the filter has one scale per output). int16 x int8 (``fully_connected.cc``): the same two functions with
+  int16 data, an int32 bias (32-bit accumulator; also without a bias when ``quantized_bias_type`` is INT32) or
+  an int64 one (64-bit accumulator), the input zero point applied as in int8.
+- pooling int8/int16: ``pooling_common.cc`` requires the output's scale (within 1e-6) and zero point to be the
+  input's; ``reference_integer_ops::AveragePool`` (window clipped to the input; sum rounded half away from zero
+  by C division: (acc +/- count/2) / count) and ``MaxPool``; float32 as ``reference_ops``.
 - float32 convolutions and FC: products accumulated in float32 in the reference order (filter y, filter x,
   input channel), bias added after, then the activation clamp.
 """
@@ -20,8 +31,8 @@ import numpy as np
 
 from .. import fixedpoint as fx
 from . import register
-from .common import (PADDING_SAME, TYPE_FLOAT32, TYPE_INT8, Prepared, activation_range_float,
-                     activation_range_quantized, clamp_cast, ensure, out_size, pad_before)
+from .common import (PADDING_SAME, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared,
+                     activation_range_float, activation_range_quantized, clamp_cast, ensure, out_size, pad_before)
 
 
 def _per_channel(ctx, ti, tw, to, n_channels):
@@ -34,6 +45,23 @@ def _per_channel(ctx, ti, tw, to, n_channels):
         s = float(np.float64(tw.scale[c if tw.scale.size > 1 else 0]))
         mult[c], shift[c] = fx.quantize_multiplier(si * s / so)
     return mult, shift
+
+
+def _int32_accumulator(op, tb, name: str) -> bool:
+    """The 16x8 kernels' accumulator choice (``conv.cc``, ``fully_connected.cc``): 32 bits with an int32 bias,
+    or without a bias when the options' ``quantized_bias_type`` is INT32; 64 bits otherwise."""
+    if tb is not None:
+        ensure(tb.type in (TYPE_INT32, TYPE_INT64), f"{name}: Bias type {tb.type_name} ({tb.type}) not supported.")
+        return tb.type == TYPE_INT32
+    o = op.options
+    return o is not None and int(o.QuantizedBiasType()) == TYPE_INT32
+
+
+def _requantize(acc, mult, shift, int32_accumulator: bool):
+    """``MultiplyByQuantizedMultiplier`` on the accumulator's C type (int32: wrapped, double rounding)."""
+    if int32_accumulator:
+        return fx.mbqm(fx.wrap32(acc), mult, shift)
+    return fx.mbqm64(acc, mult, shift)
 
 
 def _windows(x: np.ndarray, kh, kw, sh, sw, dh, dw, oh, ow):
@@ -93,13 +121,23 @@ def prepare_conv(ctx, op):
                 acc = acc + bias.astype(np.float32)
             outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
         return Prepared(run, ("kernel.conv2d_f32", macs))
-    ensure(ti.type == TYPE_INT8 and tw.type == TYPE_INT8 and to.type == TYPE_INT8,
-           f"CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported")
+    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
+           f"CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported (hybrid models are not "
+           f"supported on TFLite Micro)")
     mult, shift = _per_channel(ctx, ti, tw, to, oc)
     zi, zo = ti.params_zero_point, to.params_zero_point
     lo, hi = activation_range_quantized(act, to)
     w64 = w.astype(np.int64).reshape(oc, -1)
     b64 = bias.astype(np.int64) if bias is not None else np.zeros(oc, np.int64)
+    if ti.type == TYPE_INT16:
+        acc32 = _int32_accumulator(op, tb, "CONV_2D")
+
+        def run16(ins, outs):  # the int16 kernel reads no zero point
+            xp = _pad_nhwc(ins[0].astype(np.int64), g, 0)
+            win = _windows(xp, kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+            acc = np.einsum("nhwk,ok->nhwo", win.reshape(*win.shape[:3], -1), w64) + b64
+            outs[0][...] = clamp_cast(_requantize(acc, mult, shift, acc32), lo, hi, np.int16)
+        return Prepared(run16, ("kernel.quantized_conv2d", macs))
 
     def run(ins, outs):
         xp = _pad_nhwc(ins[0].astype(np.int64) - zi, g, 0)
@@ -150,13 +188,25 @@ def prepare_depthwise(ctx, op):
                 acc = acc + bias.astype(np.float32)
             outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
         return Prepared(run, ("kernel.depthwise_conv2d_f32", macs))
-    ensure(ti.type == TYPE_INT8 and tw.type == TYPE_INT8 and to.type == TYPE_INT8,
-           f"DEPTHWISE_CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported")
+    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
+           f"DEPTHWISE_CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported (hybrid models "
+           f"are not supported on TFLite Micro)")
     mult, shift = _per_channel(ctx, ti, tw, to, oc)
     zi, zo = ti.params_zero_point, to.params_zero_point
     lo, hi = activation_range_quantized(act, to)
     w64 = w.astype(np.int64).reshape(kh, kw, oc)
     b64 = bias.astype(np.int64) if bias is not None else np.zeros(oc, np.int64)
+    if ti.type == TYPE_INT16:
+        ensure(tb is None or tb.type == TYPE_INT64,
+               f"DEPTHWISE_CONV_2D: int16 input with a {tb.type_name if tb is not None else ''} bias: TFLM reads "
+               f"the bias as int64 (an int32 bias is misread), not modelled")
+
+        def run16(ins, outs):  # the int16 kernel reads no zero point
+            xp = _pad_nhwc(ins[0].astype(np.int64), g, 0)[..., chan_in]
+            win = _windows(np.ascontiguousarray(xp), kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+            acc = np.einsum("nhwyxc,yxc->nhwc", win, w64) + b64
+            outs[0][...] = clamp_cast(fx.mbqm64(acc, mult, shift), lo, hi, np.int16)
+        return Prepared(run16, ("kernel.quantized_depthwise_conv2d", macs))
 
     def run(ins, outs):
         xp = _pad_nhwc(ins[0].astype(np.int64) - zi, g, 0)[..., chan_in]
@@ -194,25 +244,37 @@ def prepare_fc(ctx, op):
                 acc = acc + bias.astype(np.float32)
             outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32).reshape(to.shape)
         return Prepared(run, ("kernel.fully_connected_f32", macs))
-    ensure(ti.type == TYPE_INT8 and tw.type == TYPE_INT8 and to.type == TYPE_INT8,
-           f"FULLY_CONNECTED {ti.type_name} x {tw.type_name} -> {to.type_name} not supported")
+    ensure(ti.type == to.type, f"FULLY_CONNECTED: input {ti.type_name} and output {to.type_name} types differ")
+    ensure(ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
+           f"FULLY_CONNECTED: Input type: {ti.type_name} with filter type: {tw.type_name} not supported.")
     if tw.scale.size > 1:
         mult, shift = _per_channel(ctx, ti, tw, to, units)
+        zw = 0  # FullyConnectedPerChannel applies no filter offset
     else:
-        ensure(tw.params_zero_point == 0, "filter zero point must be 0")
+        ensure(tw.params_zero_point == 0, "FULLY_CONNECTED: filter zero point must be 0")
+        if tb is not None:  # GetQuantizedConvolutionMultipler's check, in double
+            diff = abs(float(np.float64(ti.params_scale)) * float(np.float64(tw.params_scale))
+                       - float(np.float64(tb.params_scale)))
+            ensure(diff / float(np.float64(to.params_scale)) <= 0.02,
+                   f"FULLY_CONNECTED: bias scale {tb.params_scale!r} is not input scale x filter scale")
         prod = np.float64(np.float32(ti.params_scale) * np.float32(tw.params_scale))
         m, s = fx.quantize_multiplier(float(prod) / float(np.float64(to.params_scale)))
         mult, shift = np.int64(m), np.int64(s)
-    zi, zw, zo = ti.params_zero_point, tw.params_zero_point, to.params_zero_point
+        zw = tw.params_zero_point
+    zi, zo = ti.params_zero_point, to.params_zero_point
     lo, hi = activation_range_quantized(act, to)
     w64 = w.astype(np.int64) - zw
     b64 = bias.astype(np.int64) if bias is not None else np.zeros(units, np.int64)
+    acc32 = _int32_accumulator(op, tb, "FULLY_CONNECTED") if ti.type == TYPE_INT16 else True
+    if ti.type == TYPE_INT8:
+        ensure(tb is None or tb.type == TYPE_INT32, f"FULLY_CONNECTED: int8 needs an int32 bias "
+                                                    f"({tb.type_name if tb is not None else ''} given)")
+    dtype = to.dtype
 
     def run(ins, outs):
         x = ins[0].astype(np.int64).reshape(batches, depth) - zi
         acc = x @ w64.T + b64
-        r = fx.mbqm(fx.wrap32(acc), mult, shift) + zo
-        outs[0][...] = clamp_cast(r, lo, hi, np.int8).reshape(to.shape)
+        outs[0][...] = clamp_cast(_requantize(acc, mult, shift, acc32) + zo, lo, hi, dtype).reshape(to.shape)
     return Prepared(run, ("kernel.quantized_linear", macs))
 
 
@@ -231,8 +293,13 @@ def _pool(ctx, op, kind: str):
     pw = pad_before(sw, 1, iw, fw, ow) if pad == PADDING_SAME else 0
     act = int(o.FusedActivationFunction())
     is_float = ti.type == TYPE_FLOAT32
-    ensure(is_float or (ti.type == TYPE_INT8 and to.type == TYPE_INT8) or (ti.type == to.type == 7),
-           f"{op.op_name} of {ti.type_name} not supported")
+    ensure(ti.type == to.type and ti.type in (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16),
+           f"{op.op_name}: Type {ti.type_name} ({ti.type}) not supported.")
+    if not is_float:
+        ensure(float(abs(np.float32(ti.params_scale) - np.float32(to.params_scale))) <= 1.0e-6
+               and ti.params_zero_point == to.params_zero_point,
+               f"{op.op_name}: the output's scale and zero point must be the input's "
+               f"({to.params_scale!r}, {to.params_zero_point} != {ti.params_scale!r}, {ti.params_zero_point})")
     lo, hi = activation_range_float(act) if is_float else activation_range_quantized(act, to)
     # per output position: the window clipped to the input
     ys = [(max(0, y * sh - ph), min(ih, y * sh - ph + fh)) for y in range(oh)]

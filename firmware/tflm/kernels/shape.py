@@ -1,9 +1,15 @@
 """RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD/PADV2, CONCATENATION, TRANSPOSE, PACK, UNPACK, SPLIT, MEAN, ARG_MAX.
 
-Data movement is exact by construction (bytes are copied); the rules are TFLM's Prepare checks:
-``concatenation.cc`` (int8 inputs must share the output's scale and zero point, no fused activation),
-``pad.cc`` (int8 pads with the output zero point unless PADV2 gives a value), ``transpose.cc``, ``pack.cc``,
-``unpack.cc``, ``split.cc``, ``arg_min_max.cc`` (ties: the first index). MEAN int8/int16:
+Data movement is exact by construction (bytes are copied); the rules are TFLM's Prepare checks and the types
+its Eval switches handle (a type TFLM's Eval refuses is refused at Prepare here, with TFLM's message):
+``concatenation.cc`` (bool/float32/int8/int16/int32/int64, at most 10 inputs of at most 6 dimensions, no fused
+activation; int8 inputs must share the output's scale and zero point, int16 inputs and output need zero point 0
+and may differ in scale: the bytes are copied unscaled), ``pad.cc`` (float32/int8/int16/int32, at most 5
+dimensions; without a constant value int8 pads with the output zero point, the others with 0; an int8 constant
+must have the output's scale and zero point; the input's quantization is not checked), ``transpose.cc``
+(float32/int8/int16, at most 5 dimensions), ``pack.cc`` (float32/int8/int16/int32/int64), ``unpack.cc``
+(float32/int8/int16/int32), ``split.cc`` (float32/int8/int16/int32), ``arg_min_max.cc`` (float32/int8 input,
+int32 axis and output; ties: the first index). MEAN int8/int16:
 ``reference_ops::QuantizedMeanOrSum`` with TFLM ``reduce_common.cc``'s multiplier (s_in / s_out in double,
 ``QuantizeMultiplier``), adjusted for the element count n: shift = min(63 - clz64(n), 32, 31 + output_shift),
 multiplier = (multiplier << shift) / n (int64 division), output_shift -= shift; then
@@ -16,7 +22,12 @@ import numpy as np
 
 from .. import fixedpoint as fx
 from . import register
-from .common import QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure
+from .common import (QRANGE, TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared,
+                     clamp_cast, ensure)
+
+
+def _types(t, allowed, message: str) -> None:
+    ensure(t.type in allowed, message.format(t.type_name))
 
 
 def _copy_run(ins, outs):
@@ -40,6 +51,10 @@ def _const_int(ctx, index, what):
 @register("PAD", "PADV2")
 def prepare_pad(ctx, op):
     ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    name = op.op_name
+    ensure(ti.type == to.type, f"{name}: input {ti.type_name} and output {to.type_name} types differ")
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32), name + ": Type {} not currently supported by Pad.")
+    ensure(len(ti.shape) <= 5, f"{name}: {len(ti.shape)} dimensions (at most 5)")
     pads = _const_int(ctx, op.inputs[1], "paddings").reshape(-1, 2)
     ensure(pads.shape[0] == len(ti.shape), f"paddings for {pads.shape[0]} dims, input has {len(ti.shape)}")
     ensure(bool((pads >= 0).all()), "negative padding")
@@ -48,13 +63,18 @@ def prepare_pad(ctx, op):
     value = None
     if len(op.inputs) > 2 and op.inputs[2] >= 0:
         cv = ctx.const(op.inputs[2])
-        ensure(cv is not None, "PADV2 constant value must be constant")
+        tc = ctx.tensor(op.inputs[2])
+        ensure(cv is not None, f"{name} constant value must be constant")
+        ensure(tc.type == ti.type and cv.size == 1, f"{name}: the constant value must be one {ti.type_name}")
+        if ti.type == TYPE_INT8:
+            ensure(tc.params_zero_point == to.params_zero_point
+                   and np.float32(tc.params_scale) == np.float32(to.params_scale),
+                   f"{name}: the int8 constant value's scale and zero point must be the output's")
         value = cv.reshape(-1)[0]
     if value is None:
-        value = to.params_zero_point if to.type in (TYPE_INT8,) else 0
-    if ti.type == TYPE_INT8:
-        ensure(ti.params_zero_point == to.params_zero_point and np.float32(ti.params_scale) == np.float32(to.params_scale),
-               "PAD int8: input and output quantization differ")
+        value = to.params_zero_point if to.type == TYPE_INT8 else 0
+        if to.type == TYPE_INT8:
+            ensure(-128 <= value <= 127, f"{name}: output zero point {value} out of the int8 range")
     widths = [(int(a), int(b)) for a, b in pads]
 
     def run(ins, outs):
@@ -72,12 +92,21 @@ def prepare_concat(ctx, op):
         axis += len(to.shape)
     ensure(0 <= axis < len(to.shape), f"axis {axis} out of range")
     ins = [ctx.tensor(i) for i in op.inputs]
+    _types(to, (TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64),
+           "CONCATENATION: Op Concatenation does not currently support type '{}'.")
+    ensure(len(ins) <= 10, f"CONCATENATION: {len(ins)} inputs (at most 10)")
     for t in ins:
-        ensure(t.type == to.type, "input and output types differ")
+        ensure(t.type == to.type, "CONCATENATION: input and output types differ")
+        ensure(len(t.shape) <= 6, f"CONCATENATION: an input of {len(t.shape)} dimensions (at most 6)")
         if to.type == TYPE_INT8:
             ensure(np.float32(t.params_scale) == np.float32(to.params_scale)
                    and t.params_zero_point == to.params_zero_point,
-                   "CONCATENATION int8: inputs must have the output's scale and zero point")
+                   "CONCATENATION: int8 inputs must have the output's scale and zero point")
+        if to.type == TYPE_INT16:
+            ensure(t.params_zero_point == 0, f"CONCATENATION: int16 input zero point {t.params_zero_point} (must "
+                                             f"be 0)")
+    if to.type == TYPE_INT16:
+        ensure(to.params_zero_point == 0, f"CONCATENATION: int16 output zero point {to.params_zero_point} (must be 0)")
     ensure(sum(t.shape[axis] for t in ins) == to.shape[axis], "concatenated sizes do not match the output")
 
     def run(arrs, outs):
@@ -88,6 +117,9 @@ def prepare_concat(ctx, op):
 @register("TRANSPOSE")
 def prepare_transpose(ctx, op):
     ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    ensure(ti.type == to.type, "TRANSPOSE: input and output types differ")
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16), "TRANSPOSE: Type {} is currently not supported by Transpose.")
+    ensure(len(ti.shape) <= 5, "TRANSPOSE: Transpose op only supports 1D-5D input arrays.")
     perm = [int(p) for p in _const_int(ctx, op.inputs[1], "perm").reshape(-1)]
     ensure(sorted(perm) == list(range(len(ti.shape))), f"bad permutation {perm}")
     ensure(tuple(ti.shape[p] for p in perm) == tuple(to.shape), "permuted shape != output")
@@ -100,6 +132,9 @@ def prepare_transpose(ctx, op):
 @register("PACK")
 def prepare_pack(ctx, op):
     to = ctx.tensor(op.outputs[0])
+    _types(to, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64),
+           "PACK: Type '{}' is not supported by pack.")
+    ensure(all(ctx.tensor(i).type == to.type for i in op.inputs), "PACK: input and output types differ")
     axis = int(op.options.Axis())
     if axis < 0:
         axis += len(to.shape)
@@ -112,6 +147,7 @@ def prepare_pack(ctx, op):
 @register("UNPACK")
 def prepare_unpack(ctx, op):
     ti = ctx.tensor(op.inputs[0])
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32), "UNPACK: Type '{}' is not supported by unpack.")
     axis = int(op.options.Axis())
     if axis < 0:
         axis += len(ti.shape)
@@ -125,9 +161,11 @@ def prepare_unpack(ctx, op):
 @register("SPLIT")
 def prepare_split(ctx, op):
     ti = ctx.tensor(op.inputs[1])
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32), "SPLIT: Type {} currently not supported.")
     axis = int(_const_int(ctx, op.inputs[0], "axis").reshape(-1)[0])
     if axis < 0:
         axis += len(ti.shape)
+    ensure(0 <= axis < len(ti.shape), f"SPLIT: axis {axis} out of range")
     n = len(op.outputs)
     ensure(ti.shape[axis] % n == 0, f"dimension {ti.shape[axis]} does not split into {n}")
 
@@ -140,6 +178,9 @@ def prepare_split(ctx, op):
 @register("ARG_MAX")
 def prepare_arg_max(ctx, op):
     ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    for t in (ctx.tensor(op.inputs[1]), to):
+        _types(t, (TYPE_INT32,), "ARG_MAX: Only int32_t are supported currently, got {}.")
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8), "ARG_MAX: Only float32, uint8_t and int8_t are supported currently, got {}.")
     axis = int(_const_int(ctx, op.inputs[1], "axis").reshape(-1)[0])
     if axis < 0:
         axis += len(ti.shape)

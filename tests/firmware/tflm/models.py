@@ -246,6 +246,190 @@ NEW_MODELS = {
 }
 
 
+# ------------------------------------------------------------------ int16 activations (16x8 where weights are int8)
+# INT16_MODELS are those LiteRT's reference kernels run as TFLM does; the int16 cases where the two differ or LiteRT
+# refuses a model TFLM runs (int32-bias 16x8, 16x8 CONV_2D without a bias, int16 zero points, ...) are in test_tflm.py
+
+
+def _q16(name, shape, scale, zp=0):
+    return _q(name, shape, scale, zp, "int16")
+
+
+def m_add16(sub=False, act=0, broadcast=False, scales=(3.1e-4, 5.3e-4, 7.7e-4)):
+    bshape = [1, 1, 5] if broadcast else [2, 3, 5]
+    ts = [_q16("x", [2, 3, 5], scales[0]), _q16("y", bshape, scales[1]), _q16("z", [2, 3, 5], scales[2])]
+    name = "SUB" if sub else "ADD"
+    return build(ts, [Op(name, ["x", "y"], ["z"], (f"{name.title()}Options", {"FusedActivationFunction": act}))],
+                 ["x", "y"], ["z"])
+
+
+def m_mul16(act=0):
+    ts = [_q16("x", [3, 40], 2.1e-4), _q16("y", [3, 40], 3.3e-4), _q16("z", [3, 40], 1.7e-3)]
+    return build(ts, [Op("MUL", ["x", "y"], ["z"], ("MulOptions", {"FusedActivationFunction": act}))], ["x", "y"], ["z"])
+
+
+def m_fc16(bias="int64", per_channel=False, act=0, units=10, depth=24, bias_type_option=0, exact=False):
+    """``exact``: scales whose multipliers have no bits below the 16 that TFLM's int64 requantization keeps (LiteRT
+    keeps all 31 and rounds differently otherwise: test_tflm.py pins a case)."""
+    r = _rng(11)
+    w = r.integers(-127, 128, (units, depth), dtype=np.int8)
+    if exact:
+        ws = [2.0 ** -8 * (1 + i / 16) for i in range(units)] if per_channel else [2.0 ** -8 * 1.375]
+        si, so = 2.0 ** -12, 2.0 ** -10
+    else:
+        ws = [0.004 + 0.0003 * i for i in range(units)] if per_channel else [0.005]
+        si, so = 2.5e-4, 1.1e-3
+    ts = [_q16("x", [3, depth], si), T("w", [units, depth], "int8", w, ws, [0] * len(ws)), _q16("y", [3, units], so)]
+    ins = ["x", "w"]
+    if bias:
+        b = r.integers(-400000, 400000, (units,))
+        ts.append(T("b", [units], bias, b, [si * s for s in ws], [0] * len(ws)))
+        ins.append("b")
+    return build(ts, [Op("FULLY_CONNECTED", ins, ["y"], ("FullyConnectedOptions", {
+        "FusedActivationFunction": act, "QuantizedBiasType": bias_type_option}))], ["x"], ["y"])
+
+
+def m_conv16(bias="int64", padding=0, stride=1, act=0, k=3, dilation=1, bias_type_option=0, zp=0):
+    r = _rng(12)
+    w = r.integers(-127, 128, (6, k, k, 5), dtype=np.int8)
+    ws = [0.003 + 0.0007 * i for i in range(6)]
+    si, so = 1.5e-4, 9e-4
+    from firmware.tflm.kernels.common import out_size
+    oh = out_size(padding, 9, k, stride, dilation)
+    ow = out_size(padding, 7, k, stride, dilation)
+    ts = [_q16("x", [1, 9, 7, 5], si, zp), T("w", [6, k, k, 5], "int8", w, ws, [0] * 6), _q16("y", [1, oh, ow, 6], so, zp)]
+    ins = ["x", "w"]
+    if bias:
+        ts.append(T("b", [6], bias, r.integers(-3000000, 3000000, (6,)), [si * s for s in ws], [0] * 6))
+        ins.append("b")
+    return build(ts, [Op("CONV_2D", ins, ["y"], ("Conv2DOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "FusedActivationFunction": act,
+        "DilationWFactor": dilation, "DilationHFactor": dilation, "QuantizedBiasType": bias_type_option}))],
+        ["x"], ["y"])
+
+
+def m_dwconv16(bias="int64", padding=0, stride=1, act=0, dm=2, dilation=1):
+    r = _rng(13)
+    oc = 4 * dm
+    w = r.integers(-127, 128, (1, 3, 3, oc), dtype=np.int8)
+    ws = [0.01 + 0.002 * i for i in range(oc)]
+    si, so = 2e-4, 1.2e-3
+    from firmware.tflm.kernels.common import out_size
+    oh, ow = out_size(padding, 8, 3, stride, dilation), out_size(padding, 6, 3, stride, dilation)
+    ts = [_q16("x", [2, 8, 6, 4], si), T("w", [1, 3, 3, oc], "int8", w, ws, [0] * oc, qdim=3),
+          _q16("y", [2, oh, ow, oc], so)]
+    ins = ["x", "w"]
+    if bias:
+        ts.append(T("b", [oc], bias, r.integers(-2000000, 2000000, (oc,)), [si * s for s in ws], [0] * oc))
+        ins.append("b")
+    return build(ts, [Op("DEPTHWISE_CONV_2D", ins, ["y"], ("DepthwiseConv2DOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "DepthMultiplier": dm,
+        "FusedActivationFunction": act, "DilationWFactor": dilation, "DilationHFactor": dilation}))], ["x"], ["y"])
+
+
+def m_pool16(kind="AVERAGE_POOL_2D", padding=0, stride=2, f=3, act=0):
+    from firmware.tflm.kernels.common import out_size
+    oh, ow = out_size(padding, 9, f, stride), out_size(padding, 8, f, stride)
+    ts = [_q16("x", [2, 9, 8, 3], 3e-4), _q16("y", [2, oh, ow, 3], 3e-4)]
+    return build(ts, [Op(kind, ["x"], ["y"], ("Pool2DOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "FilterWidth": f, "FilterHeight": f,
+        "FusedActivationFunction": act}))], ["x"], ["y"])
+
+
+def m_softmax16(n=10, beta=1.0, in_scale=3e-4, rows=3, int8_in=False):
+    x = _q("x", [rows, n], in_scale, 3) if int8_in else _q16("x", [rows, n], in_scale)
+    y = _q16("y", [rows, n], 1.0 / 65536, -32768) if int8_in else _q16("y", [rows, n], 1.0 / 32768)
+    return build([x, y], [Op("SOFTMAX", ["x"], ["y"], ("SoftmaxOptions", {"Beta": beta}))], ["x"], ["y"])
+
+
+def m_quant(src, dst, si=0.0021, zi=0, so=0.0013, zo=0):
+    x = T("x", [4, 33], src) if src == "float32" else _q("x", [4, 33], si, zi, src)
+    y = T("y", [4, 33], dst) if dst == "float32" else _q("y", [4, 33], so, zo, dst)
+    return build([x, y], [Op("DEQUANTIZE" if dst == "float32" else "QUANTIZE", ["x"], ["y"])], ["x"], ["y"])
+
+
+def m_leaky_relu16(alpha=0.1):
+    ts = [_q16("x", [4, 33], 3e-4), _q16("y", [4, 33], 2e-4)]
+    return build(ts, [Op("LEAKY_RELU", ["x"], ["y"], ("LeakyReluOptions", {"Alpha": alpha}))], ["x"], ["y"])
+
+
+def m_mean16():
+    ts = [_q16("x", [1, 5, 6, 4], 3e-4), T("ax", [2], "int32", np.array([1, 2], np.int32)), _q16("y", [1, 1, 1, 4], 2e-4)]
+    return build(ts, [Op("MEAN", ["x", "ax"], ["y"], ("ReducerOptions", {"KeepDims": True}))], ["x"], ["y"])
+
+
+def m_shape16(kind):
+    """int16 data movement: CONCATENATION, PAD, PADV2, TRANSPOSE, PACK, UNPACK, SPLIT."""
+    q = 4e-4
+    if kind == "CONCATENATION":
+        ts = [_q16("a", [2, 3, 2], q), _q16("b", [2, 3, 4], q), _q16("y", [2, 3, 6], q)]
+        return build(ts, [Op(kind, ["a", "b"], ["y"], ("ConcatenationOptions", {"Axis": -1}))], ["a", "b"], ["y"])
+    if kind in ("PAD", "PADV2"):
+        ts = [_q16("x", [1, 3, 4, 2], q), T("p", [4, 2], "int32", np.array([[0, 1], [1, 2], [2, 0], [0, 1]], np.int32)),
+              _q16("y", [2, 6, 6, 3], q)]
+        ins = ["x", "p"]
+        if kind == "PADV2":
+            ts.append(T("c", [1], "int16", np.array([-1234], np.int16), [q], [0]))
+            ins.append("c")
+        return build(ts, [Op(kind, ins, ["y"])], ["x"], ["y"])
+    if kind == "TRANSPOSE":
+        ts = [_q16("x", [2, 3, 4, 5], q), T("p", [4], "int32", np.array([3, 0, 2, 1], np.int32)), _q16("y", [5, 2, 4, 3], q)]
+        return build(ts, [Op(kind, ["x", "p"], ["y"])], ["x"], ["y"])
+    if kind == "PACK":
+        ts = [_q16("a", [3, 4], q), _q16("b", [3, 4], q), _q16("c", [3, 4], q), _q16("y", [3, 3, 4], q)]
+        return build(ts, [Op(kind, ["a", "b", "c"], ["y"], ("PackOptions", {"ValuesCount": 3, "Axis": 1}))],
+                     ["a", "b", "c"], ["y"])
+    if kind == "UNPACK":
+        ts = [_q16("x", [3, 2, 4], q), _q16("y0", [3, 4], q), _q16("y1", [3, 4], q)]
+        return build(ts, [Op(kind, ["x"], ["y0", "y1"], ("UnpackOptions", {"Num": 2, "Axis": -2}))], ["x"], ["y0", "y1"])
+    assert kind == "SPLIT"
+    ts = [T("ax", [], "int32", np.array(2, np.int32)), _q16("x", [2, 3, 6], q), _q16("y0", [2, 3, 2], q),
+          _q16("y1", [2, 3, 2], q), _q16("y2", [2, 3, 2], q)]
+    return build(ts, [Op(kind, ["ax", "x"], ["y0", "y1", "y2"], ("SplitOptions", {"NumSplits": 3}))], ["x"],
+                 ["y0", "y1", "y2"])
+
+
+def m_relu(kind="RELU", dtype="int16", si=3e-4, zi=0, so=2e-4, zo=0):
+    if dtype == "float32":
+        return _unary(kind, T("x", [3, 40], "float32"), T("y", [3, 40], "float32"))
+    if dtype == "int8":
+        return _unary(kind, _q("xall", [4, 64], si, zi), _q("y", [4, 64], so, zo))
+    return _unary(kind, _q16("x", [3, 40], si, zi), _q16("y", [3, 40], so, zo))
+
+
+INT16_MODELS = {
+    "add16": m_add16, "add16_relu_broadcast": lambda: m_add16(act=1, broadcast=True),
+    "add16_same_scale": lambda: m_add16(scales=(4e-4, 4e-4, 9e-4)),
+    "sub16": lambda: m_add16(sub=True), "sub16_broadcast": lambda: m_add16(sub=True, broadcast=True, act=3,
+                                                                           scales=(3e-4, 3e-4, 5e-4)),
+    "mul16": m_mul16, "mul16_relu": lambda: m_mul16(act=1),
+    "fc16": lambda: m_fc16(exact=True), "fc16_per_channel": lambda: m_fc16(per_channel=True, act=1, exact=True),
+    "fc16_no_bias": lambda: m_fc16(None, exact=True), "fc16_no_bias_int32_accum": lambda: m_fc16(None, bias_type_option=2),
+    "conv16": m_conv16, "conv16_same_s2_relu": lambda: m_conv16(stride=2, act=1),
+    "dwconv16": m_dwconv16, "dwconv16_valid_s2": lambda: m_dwconv16(padding=1, stride=2, act=1, dm=1),
+    "dwconv16_no_bias_dilated": lambda: m_dwconv16(None, dilation=2),
+    "avgpool16_same": m_pool16, "avgpool16_valid_relu": lambda: m_pool16(padding=1, stride=1, f=2, act=1),
+    "maxpool16_same": lambda: m_pool16("MAX_POOL_2D"), "maxpool16_valid": lambda: m_pool16("MAX_POOL_2D", 1, 1, 2),
+    "softmax16": m_softmax16, "softmax16_beta_wide": lambda: m_softmax16(n=300, beta=0.6, in_scale=1e-4, rows=2),
+    "softmax16_coarse": lambda: m_softmax16(n=33, in_scale=2e-3),
+    "softmax_int8_int16": lambda: m_softmax16(n=20, in_scale=0.08, int8_in=True),
+    "quantize_f32_int16": lambda: m_quant("float32", "int16", so=3e-4, zo=0),
+    "quantize_f32_int16_zp": lambda: m_quant("float32", "int16", so=1e-4, zo=-77),
+    "requant_int16_int8": lambda: m_quant("int16", "int8", si=3e-4, so=0.03, zo=-5),
+    "requant_int16_int16": lambda: m_quant("int16", "int16", si=3e-4, zi=0, so=5e-4, zo=0),
+    "requant_int16_int32": lambda: m_quant("int16", "int32", si=3e-4, so=1e-5),
+    "requant_int8_int16": lambda: m_quant("int8", "int16", si=0.02, zi=7, so=1e-4),
+    "dequantize_int16": lambda: m_quant("int16", "float32", si=3e-4, zi=0),
+    "leaky_relu16": m_leaky_relu16, "mean16": m_mean16,
+    "relu16": m_relu, "relu6_16": lambda: m_relu("RELU6", si=2e-4, so=2e-4),
+    "relu_int8": lambda: m_relu("RELU", "int8", 0.05, -7, 0.03, -128),
+    "relu6_int8": lambda: m_relu("RELU6", "int8", 0.03, -20, 0.03, -20), "relu_f32": lambda: m_relu("RELU", "float32"),
+    "relu6_f32": lambda: m_relu("RELU6", "float32"),
+    **{f"{k.lower()}16": (lambda k=k: m_shape16(k)) for k in
+       ("CONCATENATION", "PAD", "PADV2", "TRANSPOSE", "PACK", "UNPACK", "SPLIT")},
+}
+
+
 MODELS = {
     "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
     "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),
@@ -264,9 +448,10 @@ MODELS = {
     "mean_axis3": lambda: m_mean(axes=(3,)), "transpose": m_transpose, "leaky_relu": m_leaky_relu,
     "argmax": m_argmax, "float_chain": m_float_chain,
     **NEW_MODELS,
+    **INT16_MODELS,
 }
 
-FLOAT_MODELS = {"avgpool_f32", "float_chain", "dequantize", "logistic_f32", "tanh_f32"}  # libm's exp/tanh
+FLOAT_MODELS = {"avgpool_f32", "float_chain", "dequantize", "logistic_f32", "tanh_f32", "dequantize_int16"}  # libm's exp/tanh
 
 
 def inputs_for(data: bytes, seed: int = 0) -> list:

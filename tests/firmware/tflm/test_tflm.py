@@ -284,6 +284,183 @@ def test_resize_matches_written_out_loops(align, half):
             np.testing.assert_array_equal(y, loop(x, size[0], size[1], align, half), err_msg=kind)
 
 
+# ------------------------------------------------------------------ int16 / 16x8
+
+
+def _mbqm64(acc: int, m: int, s: int) -> int:
+    """The int64 MultiplyByQuantizedMultiplier written out: the Q31 multiplier rounded to Q15, one rounding shift."""
+    reduced = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
+    r = (acc * reduced + (1 << (14 - s))) >> (15 - s)
+    return ((r + (1 << 31)) % (1 << 32)) - (1 << 31)
+
+
+@pytest.mark.parametrize("bias,option", [("int64", 0), ("int32", 0), (None, 0), (None, 2)])
+def test_conv16_matches_written_out_loops(bias, option):
+    """16x8 CONV_2D: the int16 kernel reads no zero point; an int32 bias (or none with quantized_bias_type INT32)
+    takes the 32-bit accumulator and the int32 requantization, otherwise 64 bits. The int32-bias and bias-less
+    models are ones LiteRT's reference kernel computes otherwise or refuses (TFLM: the same values as here, checked
+    with tflite-micro 90b983c2 compiled)."""
+    from models import m_conv16
+
+    data = m_conv16(bias, padding=0, stride=2, act=1, bias_type_option=option)
+    m = load_model(data)
+    x = inputs_for(data, 5)[0]
+    ours = run_cpu(data, [x])[0]
+    tw, ti, to = (_tensor(m, n) for n in ("w", "x", "y"))
+    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
+    b = [0] * 6
+    if bias:
+        tb = _tensor(m, "b")
+        b = np.frombuffer(data, np.dtype(bias), tb.numel, tb.data_offset).astype(int).tolist()
+    acc32 = bias == "int32" or (bias is None and option == 2)
+    oc, kh, kw, ic = w.shape
+    _, oh, ow, _ = to.shape
+    ph = max((oh - 1) * 2 + kh - x.shape[1], 0) // 2
+    pw = max((ow - 1) * 2 + kw - x.shape[2], 0) // 2
+    for c in range(oc):
+        mult, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) * float(np.float64(tw.scale[c]))
+                                          / float(np.float64(to.params_scale)))
+        for oy in range(oh):
+            for ox in range(ow):
+                acc = b[c]
+                for ky in range(kh):
+                    for kx in range(kw):
+                        iy, ix = oy * 2 - ph + ky, ox * 2 - pw + kx
+                        if 0 <= iy < x.shape[1] and 0 <= ix < x.shape[2]:
+                            acc += int(np.dot(w[c, ky, kx], x[0, iy, ix].astype(int)))
+                v = _mbqm(acc, mult, sh) if acc32 else _mbqm64(acc, mult, sh)
+                assert ours[0, oy, ox, c] == min(max(v, 0), 32767), (c, oy, ox)
+
+
+def test_conv16_ignores_zero_points():
+    """reference_integer_ops::ConvPerChannel for int16 has no input or output offset: zero points 5 give the bytes
+    zero points 0 give (TFLM accepts them; LiteRT refuses a nonzero int16 zero point at Prepare)."""
+    from models import m_conv16
+
+    x = inputs_for(m_conv16(), 3)[0]
+    np.testing.assert_array_equal(run_cpu(m_conv16(zp=5), [x])[0], run_cpu(m_conv16(), [x])[0])
+
+
+def test_fc16_and_dwconv16_match_written_out_loops():
+    from models import m_dwconv16, m_fc16
+
+    for bias, pc in (("int64", True), ("int32", False), ("int32", True)):
+        data = m_fc16(bias, per_channel=pc)
+        m = load_model(data)
+        x = inputs_for(data, 2)[0].astype(int)
+        tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
+        w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
+        b = np.frombuffer(data, np.dtype(bias), tb.numel, tb.data_offset).astype(int)
+        y = run_cpu(data, [x.astype(np.int16)])[0]
+        for u in range(w.shape[0]):
+            s_w = float(np.float64(tw.scale[u if pc else 0]))
+            real = (float(np.float64(ti.params_scale)) * s_w if pc else
+                    float(np.float64(np.float32(ti.params_scale) * np.float32(tw.params_scale))))
+            mult, sh = fx.quantize_multiplier(real / float(np.float64(to.params_scale)))
+            for n in range(x.shape[0]):
+                acc = int(np.dot(w[u], x[n])) + int(b[u])
+                v = _mbqm(acc, mult, sh) if bias == "int32" else _mbqm64(acc, mult, sh)
+                assert y[n, u] == min(max(v, -32768), 32767), (bias, pc, n, u)
+    data = m_dwconv16(padding=1, stride=1, dm=2)
+    m = load_model(data)
+    x = inputs_for(data, 4)[0].astype(int)
+    tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
+    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
+    b = np.frombuffer(data, np.int64, tb.numel, tb.data_offset).astype(int)
+    y = run_cpu(data, [x.astype(np.int16)])[0]
+    for c in range(w.shape[3]):
+        mult, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) * float(np.float64(tw.scale[c]))
+                                          / float(np.float64(to.params_scale)))
+        for n, oy, ox in np.ndindex(y.shape[0], y.shape[1], y.shape[2]):
+            acc = int((w[0, :, :, c] * x[n, oy:oy + 3, ox:ox + 3, c // 2]).sum()) + int(b[c])
+            assert y[n, oy, ox, c] == min(max(_mbqm64(acc, mult, sh), -32768), 32767)
+
+
+def test_softmax_int16_tables_are_tflms():
+    """The exp and 1 / (1 + x) tables of LUTPopulate<int16_t> as TFLM fills them (entries printed by tflite-micro
+    90b983c2's common.h compiled with g++/glibc; all 2 x 513 equal), and close to the functions they sample."""
+    from firmware.tflm.kernels.softmax import EXP_LUT, ONE_OVER_ONE_PLUS_X_LUT
+
+    assert EXP_LUT[:8].tolist() == [2] * 8 and EXP_LUT[-4:].tolist() == [30902, 31512, 32133, 32767]
+    assert ONE_OVER_ONE_PLUS_X_LUT[:3].tolist() == [32767, 32704, 32640] and ONE_OVER_ONE_PLUS_X_LUT[-1] == 16384
+    assert int(EXP_LUT.sum()) == 1694030 and int(ONE_OVER_ONE_PLUS_X_LUT.sum()) == 11653643
+    t = np.arange(513) / 512
+    assert np.abs(EXP_LUT - np.exp(-10 + 10 * t) * 32767.5).max() <= 2
+    assert np.abs(ONE_OVER_ONE_PLUS_X_LUT - 32767.5 / (1 + t)).max() <= 2
+
+
+def test_softmax_int16_close_to_float_softmax():
+    from models import m_softmax16
+
+    for n, scale, beta in ((10, 3e-4, 1.0), (64, 1e-4, 0.7), (33, 2e-3, 1.0)):
+        data = m_softmax16(n=n, in_scale=scale, beta=beta, rows=4)
+        x = inputs_for(data, 6)[0]
+        y = run_cpu(data, [x])[0].astype(float) / 32768
+        f = x.astype(float) * np.float32(scale) * beta
+        e = np.exp(f - f.max(axis=1, keepdims=True))
+        assert np.abs(y - e / e.sum(axis=1, keepdims=True)).max() < 2e-3
+
+
+def _vec16(op, scales, zps, act=0):
+    return build([T("x", [5], "int16", scale=[scales[0]], zero_point=[zps[0]]),
+                  T("y", [5], "int16", scale=[scales[1]], zero_point=[zps[1]]),
+                  T("z", [5], "int16", scale=[scales[2]], zero_point=[zps[2]])],
+                 [Op(op, ["x", "y"], ["z"], (f"{op.title()}Options", {"FusedActivationFunction": act}))],
+                 ["x", "y"], ["z"])
+
+
+def _tflm_pinned():
+    """(model, inputs, TFLM's output) where LiteRT 2.3.0's reference kernels give other values or refuse the model;
+    every expected output is what tflite-micro 90b983c2 compiled (g++, -DNDEBUG) gives for the same bytes."""
+    from models import _q, _q16, m_fc16
+
+    x = np.array([-32768, -1, 0, 1234, 32767], np.int16)
+    y = np.array([32767, 5, -3, -20000, 32767], np.int16)
+    fc = m_fc16()
+    pad = build([_q16("x", [2, 2], 4e-4, 7), T("p", [2, 2], "int32", np.array([[1, 0], [0, 1]], np.int32)),
+                 _q16("y", [3, 3], 4e-4, 7)], [Op("PAD", ["x", "p"], ["y"])], ["x"], ["y"])
+    q8_32 = build([_q("x", [4], 0.02, -3), _q("y", [4], 3e-4, 0, "int32")], [Op("QUANTIZE", ["x"], ["y"])], ["x"], ["y"])
+    leaky = build([_q16("x", [5], 3e-4, 9), _q16("y", [5], 2e-4, -4)],
+                  [Op("LEAKY_RELU", ["x"], ["y"], ("LeakyReluOptions", {"Alpha": 0.2}))], ["x"], ["y"])
+    return {
+        # TFLM's int16 ADD checks no zero point (LiteRT requires 0) and always takes the general path
+        "add_zero_points": (_vec16("ADD", (3e-4, 5e-4, 7e-4), (5, -3, 2)), [x, y], [9364, 5, 0, -13755, 32767]),
+        # power-of-two scales: LiteRT's pot_scale_int16 path needs one input at the output's scale (refuses this)
+        "add_pot_scales": (_vec16("ADD", (2 ** -12, 2 ** -13, 2 ** -11), (0, 0, 0)), [x, y], [-8192, 1, -1, -4383, 24575]),
+        # ... and where it runs, it rounds the exact half by truncation: LiteRT 11621 -14088 -25121 6 -6
+        "sub_pot_scales": (_vec16("SUB", (2 ** -12, 2 ** -13, 2 ** -12), (0, 0, 0)),
+                           [np.array([22978, -27838, -31685, 7, -7], np.int16),
+                            np.array([22713, -27499, -13127, 1, -1], np.int16)], [11622, -14089, -25122, 7, -7]),
+        # sub_common.cc computes the multipliers in float (add_common.cc and LiteRT in double): LiteRT 10988
+        "sub_float_multipliers": (_vec16("SUB", (3e-4, 2e-4, 4e-4), (0, 0, 0), act=3),
+                                  [np.array([-1758, -1758, 0, 100, 200], np.int16),
+                                   np.array([-24614, -24613, 0, 0, 0], np.int16)], [10989, 10988, 0, 75, 150]),
+        # 16x8 FC with an int64 bias: TFLM's int64 requantization keeps 16 multiplier bits (LiteRT: 11155, -19897)
+        "fc16_int64_requantization": (fc, inputs_for(fc, 1), None),
+        # int16 PAD without a constant pads with 0, not the zero point (LiteRT: 7)
+        "pad_int16_zero_point": (pad, [np.array([[1, 2], [3, 4]], np.int16)], [[0, 0, 0], [1, 2, 0], [3, 4, 0]]),
+        # QUANTIZE int8 -> int32 (LiteRT refuses an int32 output)
+        "quantize_int8_int32": (q8_32, [np.array([-128, -3, 0, 127], np.int8)], [-8333, 0, 200, 8667]),
+        # int16 LEAKY_RELU with zero points (LiteRT requires 0)
+        "leaky_relu_int16_zero_points": (leaky, [x], [-9837, -7, -7, 1834, 32767]),
+        # RELU6 clamps the raw input to [zp_in, six_in] and ignores the output quantization (LiteRT rescales to it:
+        # 3 3 15 75 91)
+        "relu6_output_quantization_ignored": (
+            build([_q("x", [5], 0.03, -20), _q("y", [5], 0.05, 3)], [Op("RELU6", ["x"], ["y"])], ["x"], ["y"]),
+            [np.array([-128, -20, 0, 100, 127], np.int8)], [-20, -20, 0, 100, 127]),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_tflm_pinned()))
+def test_tflm_values_where_litert_differs(case):
+    data, ins, want = _tflm_pinned()[case]
+    y = run_cpu(data, ins)[0]
+    if want is None:  # the FC case: two entries of a 3 x 10 output
+        assert y[0, 3] == 11154 and y[1, 7] == -19896
+    else:
+        assert y.tolist() == want
+
+
 def _prepare_error(data, x):
     with pytest.raises(InterpreterError) as e:
         run_cpu(data, [x])
@@ -291,7 +468,7 @@ def _prepare_error(data, x):
 
 
 def _bad_models():
-    from models import _q, m_hard_swish, m_resize, m_strided_slice
+    from models import _q, m_conv16, m_dwconv16, m_hard_swish, m_resize, m_strided_slice
 
     i8 = np.zeros((4, 64), np.int8)
     i16 = np.zeros((2, 512), np.int16)
@@ -333,6 +510,52 @@ def _bad_models():
                              "HARD_SWISH: type INT16 not supported"),
         "hard_swish_scale": (m_hard_swish(si=0.5, zi=0, so=0.001, zo=0), i8,
                              "HARD_SWISH: output multiplier exponent 2 > 0"),
+        # int16 / 16x8: each also refused by tflite-micro 90b983c2 compiled, at Prepare or at its Eval, but the
+        # int32-bias DEPTHWISE_CONV_2D, which TFLM runs reading the bias as int64 (past its end)
+        "argmax_int16": (build([_q("x", [3, 11], 1e-3, 0, "int16"), T("ax", [1], "int32", np.array([1], np.int32)),
+                                T("y", [3], "int32")], [Op("ARG_MAX", ["x", "ax"], ["y"], ("ArgMaxOptions", {
+                                    "OutputType": 2}))], ["x"], ["y"]), np.zeros((3, 11), np.int16),
+                         "ARG_MAX: Only float32, uint8_t and int8_t are supported currently, got INT16."),
+        "dwconv16_int32_bias": (m_dwconv16("int32"), np.zeros((2, 8, 6, 4), np.int16),
+                                "DEPTHWISE_CONV_2D: int16 input with a INT32 bias"),
+        "conv16_int16_bias": (m_conv16("int16"), np.zeros((1, 9, 7, 5), np.int16),
+                              "CONV_2D: Bias type INT16 (7) not supported."),
+        "fc16_int16_filter": (build([_q("x", [3, 24], 1e-3, 0, "int16"),
+                                     T("w", [10, 24], "int16", np.ones((10, 24), np.int16), [0.01], [0]),
+                                     _q("y", [3, 10], 1e-2, 0, "int16")],
+                                    [Op("FULLY_CONNECTED", ["x", "w"], ["y"], ("FullyConnectedOptions", {}))],
+                                    ["x"], ["y"]), np.zeros((3, 24), np.int16),
+                              "FULLY_CONNECTED: Input type: INT16 with filter type: INT16 not supported."),
+        "softmax16_zero_point": (*unary("SOFTMAX", _q("x", [2, 512], 3e-4, 0, "int16"),
+                                        _q("y", [2, 512], 1 / 32768, 5, "int16"), i16),
+                                 "SOFTMAX: output->params.zero_point == 0 (it is 5)"),
+        "softmax16_scale": (*unary("SOFTMAX", _q("x", [2, 512], 3e-4, 0, "int16"),
+                                   _q("y", [2, 512], 1 / 16384, 0, "int16"), i16),
+                            "SOFTMAX: output scale 6.103515625e-05 is not within 0.1% of 3.0517578125e-05"),
+        "softmax_int8_int16_zero_point": (*unary("SOFTMAX", _q("x", [4, 64], 0.1, 0),
+                                                 _q("y", [4, 64], 1 / 65536, 0, "int16"), i8),
+                                          "SOFTMAX: output->params.zero_point == -32768 (it is 0)"),
+        "mul16_zero_point": (build([_q("x", [4], 1e-3, 3, "int16"), _q("y", [4], 1e-3, 0, "int16"),
+                                    _q("z", [4], 1e-3, 0, "int16")], [Op("MUL", ["x", "y"], ["z"])], ["x", "y"],
+                                   ["z"]), np.zeros(4, np.int16), "MUL: int16 zero points must be 0"),
+        "concat16_zero_point": (build([_q("a", [2, 3], 1e-3, 0, "int16"), _q("b", [2, 3], 1e-3, 4, "int16"),
+                                       _q("y", [2, 6], 1e-3, 0, "int16")],
+                                      [Op("CONCATENATION", ["a", "b"], ["y"], ("ConcatenationOptions", {"Axis": 1}))],
+                                      ["a", "b"], ["y"]), np.zeros((2, 3), np.int16),
+                                "CONCATENATION: int16 input zero point 4 (must be 0)"),
+        "quantize_float_int32": (*unary("QUANTIZE", T("x", [4, 64], "float32"), _q("y", [4, 64], 0.1, 0, "int32"),
+                                        i8.astype(np.float32)),
+                                 "QUANTIZE: Input FLOAT32, output INT32 not supported."),
+        "avgpool16_scale": (build([_q("x", [1, 4, 4, 2], 3e-4, 0, "int16"), _q("y", [1, 2, 2, 2], 4e-4, 0, "int16")],
+                                  [Op("AVERAGE_POOL_2D", ["x"], ["y"], ("Pool2DOptions", {
+                                      "Padding": 1, "StrideW": 2, "StrideH": 2, "FilterWidth": 2,
+                                      "FilterHeight": 2}))], ["x"], ["y"]), np.zeros((1, 4, 4, 2), np.int16),
+                            "AVERAGE_POOL_2D: the output's scale and zero point must be the input's"),
+        "relu16_zero_point": (*unary("RELU", _q("x", [2, 512], 3e-4, 4, "int16"), _q("y", [2, 512], 3e-4, 0, "int16"),
+                                     i16), "RELU: int16 zero points must be 0 (they are [4, 0])"),
+        "transpose_int32": (build([T("x", [2, 3], "int32"), T("p", [2], "int32", np.array([1, 0], np.int32)),
+                                   T("y", [3, 2], "int32")], [Op("TRANSPOSE", ["x", "p"], ["y"])], ["x"], ["y"]),
+                            np.zeros((2, 3), np.int32), "TRANSPOSE: Type INT32 is currently not supported by Transpose."),
     }
 
 
