@@ -9,6 +9,7 @@ driver and a real RTL share one generated register header; this package imports 
 * :mod:`hwdesc.ethosu` -- the Ethos-U55/U65: MMIO and PMU registers, PMU event numbers, the command-stream
   ISA (opcodes, TSU registers and their fields) and its codes (activation, rounding, data types).
 * :mod:`hwdesc.ethosu85` -- the Ethos-U85: the same tables for its register file, PMU and command set.
+* :mod:`hwdesc.sigmoid` -- the int16 TANH/SIGMOID table (TFLite's, the Ethos-U's built-in one, Vela's U85 LUT).
 * :mod:`hwdesc.cmsdk_uart` -- the CMSDK APB UART.
 * :mod:`hwdesc.cortex_m55` -- the Cortex-M55 system registers the simulator models (DWT, PMU, NVIC, SCB, DCB).
 """

@@ -11,7 +11,9 @@ What it builds (every weight and every input seeded; nothing trained):
   counts and per-channel quantization read from those files, which ``--mlek DIR`` compares operator by operator
   with the reconstruction; the files themselves and their weights are never copied);
 - small models for what the reconstructions do not cover: CPU operators between NPU parts (float in/out,
-  RESIZE_BILINEAR x3 and AVERAGE_POOL_2D SAME 9x9, which Vela leaves on the CPU), int16 activations (16x8), the
+  RESIZE_BILINEAR x3 and AVERAGE_POOL_2D SAME 9x9, which Vela leaves on the CPU), int16 activations (16x8; int16
+  LOGISTIC/TANH on every int16 input value at several input scales, for the U55's built-in SIGMOID/TANH and the
+  U85's LUT_SIGMOID/LUT_TANH), the
   targets ethos-u55-64, ethos-u55-256 and ethos-u65-256 and the memory modes Sram_Only and Dedicated_Sram, each
   with the Vela system config of its family.
 
@@ -61,10 +63,12 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "tests" / "data" / "tflm"
+EXHAUSTIVE_INT16 = "every int16 value in order: numpy.arange(-32768, 32768, dtype=int16) in the input's shape"
 SOFTMAX_REF_MAX_DEPTH = 512  # above this an int8 reference SOFTMAX row can abort (exps sum >= 2^9)
 
 # Vela's system config of each family (vela.ini names; fvp/boards/vela.yaml holds their parameters)
 U55_SC, U65_SC = "Ethos_U55_High_End_Embedded", "Ethos_U65_High_End"
+U85_SC = "Ethos_U85_SYS_DRAM_Mid"  # ExecuTorch's default system config for the U85
 
 
 @dataclass
@@ -83,6 +87,9 @@ class Spec:
     mlek: str | None = None  # the ML-zoo file a reconstruction follows (compared with --mlek)
     published: str | None = None  # the key of tools/tflite_npu.py PUBLISHED / validate_cycles
     dropin: bool = False  # also the reference for the drop-in's inputs (MLEK's std::rand() & 0xFF bytes)
+    # every int16 value as the test input (the input must hold 65536 elements), and the calibration batch's first
+    # two elements set to +-input_range so that the input scale is exactly input_range[1] / 32767
+    exhaustive_int16: bool = False
     notes: list = field(default_factory=list)
 
 
@@ -215,6 +222,23 @@ def int16_act():
     return keras.Model(x, y)
 
 
+def int16_sig_tanh():
+    """int16 LOGISTIC and TANH straight on the model's input (two outputs): with ``exhaustive_int16`` every int16
+    input value through both, at the input scale the spec's range gives (Vela: 1x1 AVERAGE pools with the NPU's
+    built-in SIGMOID/TANH, or the U85's LUT_SIGMOID/LUT_TANH)."""
+    keras, L = _layers()
+    x = keras.Input((256, 256), batch_size=1)
+    return keras.Model(x, [L.Activation("sigmoid")(x), L.Activation("tanh")(x)])
+
+
+def int16_addmul_sig_tanh():
+    """int16 ADD(x, x) -> LOGISTIC and MUL(x, x) -> TANH: the functions after elementwise operations (Vela 5.2
+    gives them 1x1 AVERAGE pools of their own, with the input scales the ADD and MUL outputs have)."""
+    keras, L = _layers()
+    x = keras.Input((256, 256), batch_size=1)
+    return keras.Model(x, [L.Activation("sigmoid")(L.Add()([x, x])), L.Activation("tanh")(L.Multiply()([x, x]))])
+
+
 def convnet():
     """A small int8 CNN for the targets and memory modes: CONV s2, an inverted residual with ADD, MAX_POOL, two
     branches CONCATENATED, CONV s2, MEAN, FULLY_CONNECTED, SOFTMAX."""
@@ -237,6 +261,8 @@ def convnet():
 MLEK_NOTE = ("random weights (seeded), so Vela's weight compression and the command stream's size differ from the "
              "trained model's; calibration from noise of the published input range, so the quantization scales "
              "differ")
+U85_NOTE = ("no TFLite Micro board with an Ethos-U85: the tests run the ethos-u operator's command stream on the NPU "
+            "model directly, the tensors at the offline-planned offsets")
 SPECS = [
     Spec("kws_micronet_m_u55-128", kws_micronet_m, (49, 10, 1), "ethos-u55-128", U55_SC, "Shared_Sram", 101,
          input_range=(-25.0, 26.0), mlek="kws_micronet_m.tflite", published="kws_micronet_m", dropin=True,
@@ -252,9 +278,20 @@ SPECS = [
                  f"available to compare with; {MLEK_NOTE}")]),
     Spec("cpu_split_u55-128", cpu_split, (12, 12, 3), "ethos-u55-128", U55_SC, "Shared_Sram", 201, float_io=True),
     Spec("int16_u55-128", int16_net, (16, 16, 4), "ethos-u55-128", U55_SC, "Shared_Sram", 202, quant="16x8"),
-    Spec("int16_act_u55-128", int16_act, (8, 8, 8), "ethos-u55-128", U55_SC, "Shared_Sram", 204, quant="16x8",
-         notes=[("the NPU model does not implement the built-in int16 SIGMOID/TANH activation functions yet "
-                 "(fvp/machine/npu/execute.py): the test expects the NPU fault until it does")]),
+    Spec("int16_act_u55-128", int16_act, (8, 8, 8), "ethos-u55-128", U55_SC, "Shared_Sram", 204, quant="16x8"),
+    # every int16 input through the NPU's int16 SIGMOID/TANH at input scales 2^-12 (TFLite's power-of-two case
+    # for both), 2^-11 (TANH's), 1/32767 (small arguments), 6/32767, 40/32767 and 1000/32767 (saturation)
+    *[Spec(f"int16_sig_tanh_{tag}_u55-128", int16_sig_tanh, (256, 256), "ethos-u55-128", U55_SC, "Shared_Sram",
+           205, quant="16x8", input_range=(-r, r), exhaustive_int16=True)
+      for tag, r in (("q3_12", 32767 / 4096), ("q4_11", 32767 / 2048), ("r1", 1.0), ("r6", 6.0), ("r40", 40.0),
+                     ("r1000", 1000.0))],
+    Spec("int16_addmul_sig_tanh_u55-128", int16_addmul_sig_tanh, (256, 256), "ethos-u55-128", U55_SC, "Shared_Sram",
+         206, quant="16x8", input_range=(-12.0, 12.0), exhaustive_int16=True),
+    # the U85's LUT_SIGMOID/LUT_TANH (Vela's 2 KiB tables): no Corstone-320 TFLite Micro board, so the tests run
+    # these command streams on the NPU model directly (tests/firmware/tflm/test_toolchain_fixtures.py)
+    *[Spec(f"int16_sig_tanh_{tag}_u85-256", int16_sig_tanh, (256, 256), "ethos-u85-256", U85_SC, "Shared_Sram", 205,
+           quant="16x8", input_range=(-r, r), exhaustive_int16=True, notes=[U85_NOTE])
+      for tag, r in (("r6", 6.0), ("r40", 40.0))],
     Spec("convnet_u55-64", convnet, (48, 48, 3), "ethos-u55-64", U55_SC, "Shared_Sram", 203),
     Spec("convnet_u55-256_sramonly", convnet, (48, 48, 3), "ethos-u55-256", U55_SC, "Sram_Only", 203),
     Spec("convnet_u65-256_dedicated", convnet, (48, 48, 3), "ethos-u65-256", U65_SC, "Dedicated_Sram", 203),
@@ -296,7 +333,10 @@ def seed_weights(model, rng) -> None:
 
 def calibration(spec: Spec, rng, n: int) -> np.ndarray:
     lo, hi = spec.input_range
-    return rng.uniform(lo, hi, (n, *spec.input_shape)).astype(np.float32)
+    x = rng.uniform(lo, hi, (n, *spec.input_shape)).astype(np.float32)
+    if spec.exhaustive_int16:  # the range's ends themselves: the converter's symmetric scale is then hi / 32767
+        x.reshape(n, -1)[0, :2] = (lo, hi)
+    return x
 
 
 def build_source(spec: Spec) -> tuple[bytes, np.ndarray]:
@@ -560,12 +600,14 @@ def make(spec: Spec, out: Path, work: Path, mlek: Path | None) -> tuple[dict, di
     x = calibration(spec, rng, 1)
     it = tf.lite.Interpreter(model_content=src_bytes)
     d = it.get_input_details()[0]
-    if d["dtype"] != np.float32:
+    if spec.exhaustive_int16:  # not stored: models.json says so (test_input)
+        x = np.arange(-32768, 32768, dtype=np.int16).reshape(d["shape"])
+    elif d["dtype"] != np.float32:
         s, z = d["quantization"]
         info = np.iinfo(d["dtype"])
         x = np.clip(np.round(x / s) + z, info.min, info.max).astype(d["dtype"])
     outs, how = reference_outputs(src_bytes, [x], rng)
-    arrays = {f"{spec.name}/in0": x}
+    arrays = {} if spec.exhaustive_int16 else {f"{spec.name}/in0": x}
     arrays.update({f"{spec.name}/out{i}": y for i, y in enumerate(outs)})
     if spec.dropin:  # what the runner fills the input with when no file is given (firmware.options.inputs)
         sys.path.insert(0, str(ROOT))
@@ -583,6 +625,7 @@ def make(spec: Spec, out: Path, work: Path, mlek: Path | None) -> tuple[dict, di
         "source_operators": op_names(src_bytes), "vela_operators": op_names(cdata),
         "source_bytes": len(src_bytes), "source_sha256": hashlib.sha256(src_bytes).hexdigest(),
         "vela_bytes": len(cdata), "vela_estimate": est, "reference": how, "notes": spec.notes,
+        "test_input": (EXHAUSTIVE_INT16 if spec.exhaustive_int16 else "reference.npz <name>/in0"),
         "published": spec.published, "versions": {"tensorflow": tf.__version__, "vela": vela_ver},
     }
     if spec.mlek:

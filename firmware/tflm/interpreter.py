@@ -87,6 +87,8 @@ class Interpreter:
         t = self.model.tensors[index]
         if t.data_offset is not None:
             return self.model_address + t.data_offset
+        if index not in self.addresses and t.nbytes == 0:  # an empty tensor (Vela's read_only of a program
+            return 0  # without weights) has no arena bytes: a null data pointer
         return self.addresses[index]
 
     def array(self, index: int) -> np.ndarray:

@@ -152,12 +152,15 @@ class Scale:
 
 @dataclass(frozen=True)
 class Activation:
-    """ACTIVATION/MIN/MAX. ``function`` 0 = none (clamp only), 3 TANH, 4 SIGMOID, 16..23 TABLE_0..7."""
+    """ACTIVATION/MIN/MAX. ``function`` 0 = none (clamp only), 3 TANH, 4 SIGMOID, 16..23 TABLE_0..7;
+    ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's LUT_TANH /
+    LUT_SIGMOID), None for the U55/U65's built-in table."""
 
     function: int
     clip_range: int
     min: int
     max: int
+    lut_slot: int | None = None
 
     @property
     def name(self) -> str:

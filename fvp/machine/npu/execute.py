@@ -4,8 +4,7 @@ DMA copies happen at ``NPU_OP_DMA_START``; every kernel operation runs to comple
 (computed into a temporary, then written, so IFM and OFM may alias).  Waits, ``BLOCKDEP`` and the PMU mask have
 no functional effect in this serialisation.  Faults (a malformed command, an unreachable address, the
 watchdog) end the run and are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``,
-``bus_error``, ``watchdog``, ``unsupported`` (a feature the model does not implement: built-in TANH/SIGMOID,
-F16 accumulators, 64-bit feature maps, operations too large for host memory) and ``internal_error`` (a bug in
+``bus_error``, ``watchdog``, ``unsupported`` (a feature the model does not implement: F16 accumulators, 64-bit feature maps, operations too large for host memory) and ``internal_error`` (a bug in
 the model; the original exception is ``fault.__cause__``).
 
 ``memory`` is any object with ``view(address, length, write) -> np.ndarray[uint8]`` (zero-copy into simulated
@@ -238,17 +237,22 @@ def _scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
 
 
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
-    t = op.activation.table
+    """The SHRAM / LUT RAM bytes from the activation's table slot on, or None (no table: no activation, or the
+    U55/U65's built-in TANH/SIGMOID)."""
+    act = op.activation
+    t = act.table
+    if t is None and act.builtin:
+        t = act.lut_slot  # the U85's LUT_TANH/LUT_SIGMOID: a 2 KiB interpolating table
     if t is None:
-        if op.activation.builtin:
-            raise NpuFault("unsupported", f"built-in {op.activation.name} activation is not modelled",
-                           offset=op.offset)
         return None
     start = ctx.arch.lut_start_bytes + 256 * t
     length = ctx.shram.shape[0] - start
-    clip = op.activation.clip_range
-    index_bits = 8 if clip in (2, 3) else 16 if clip == 5 else op.ofm.bits
+    clip = act.clip_range
+    index_bits = 16 if act.builtin else 8 if clip in (2, 3) else 16 if clip == 5 else op.ofm.bits
     table_bytes = 256 * (op.ofm.bits // 8) if index_bits == 8 else 2048
+    if act.builtin and length < table_bytes:
+        raise NpuFault("cmd_parse_error", f"{act.name} table at LUT slot {t} runs past the end of the LUT RAM",
+                       offset=op.offset)
     rec._add("r", "lut", SHRAM_REGION, min(table_bytes, length))
     return ctx.shram_slice(start, length)
 

@@ -19,7 +19,11 @@ embedding program].
 
 Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, the 3-D
 gather/scatter (IDX_SKIP1), accumulator input KEEP (and IFM2 outside the null pool) and disabled accumulator
-output, depthwise weights in the fast or sparse format, ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB), the int16 built-in TANH/SIGMOID tables.
+output, depthwise weights in the fast or sparse format, ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB).
+
+LUT_TANH / LUT_SIGMOID (Vela's int16 TANH/LOGISTIC: a 2 KiB table at slot 0, Regor's
+``ConvertTanhSigmoidToLUT16``) become the U55's TANH/SIGMOID with ``lut_slot`` naming the table's slot; the
+engines compute both the same way, the U85 from its table (``engines/reference.py``, built-in TANH/SIGMOID).
 """
 
 from __future__ import annotations
@@ -42,7 +46,10 @@ _IFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL}
 #: (hwdesc.ethosu ACTIVATION_CLIP_RANGE FORCE_UINT8 / FORCE_INT8 / FORCE_INT16)
 _LUT_INDEX = {"LUT_U8_U8": 2, "LUT_S8_S8": 3, "LUT_S8_S16": 3, "LUT_S8_S32": 3, "LUT_S16_S16": 5}
 #: bytes of one table of each LUT kind (GenerateActivation: 256 per 8-bit entry table, 2 KiB for 16-bit index)
-_LUT_BYTES = {"LUT_U8_U8": 256, "LUT_S8_S8": 256, "LUT_S8_S16": 512, "LUT_S8_S32": 1024, "LUT_S16_S16": 2048}
+_LUT_BYTES = {"LUT_U8_U8": 256, "LUT_S8_S8": 256, "LUT_S8_S16": 512, "LUT_S8_S32": 1024, "LUT_S16_S16": 2048,
+              "LUT_TANH": 2048, "LUT_SIGMOID": 2048}
+#: the U85's table-driven TANH/SIGMOID -> the U55 ACTIVATION_FUNCTION code the engines compute them by
+_LUT_FUNCTION = {"LUT_TANH": R55.ACTIVATION_FUNCTION.TANH, "LUT_SIGMOID": R55.ACTIVATION_FUNCTION.SIGMOID}
 
 _NO_CLIP = 1 << 62
 
@@ -146,6 +153,7 @@ def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activatio
     table = state.field("NPU_SET_ACTIVATION", "table")
     no_clip = _code_name(I.ACTIVATION_CLIP_RANGE, state.field("NPU_SET_ACTIVATION", "activation_clip_range"),
                          "ACTIVATION clip range", offset) == "NONE"
+    lut_slot = None
     if fn == "LUT_NONE":
         function, clip_range, unsigned = 0, 0, not ofm.signed
     elif fn in _LUT_INDEX:
@@ -153,6 +161,12 @@ def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activatio
         if function > 23:
             raise NpuFault("cmd_parse_error", f"{fn} table {table} lies outside the 2 KiB LUT RAM", offset=offset)
         clip_range, unsigned = _LUT_INDEX[fn], fn == "LUT_U8_U8"
+    elif fn in _LUT_FUNCTION:
+        slot = table * _LUT_BYTES[fn] // 256
+        if slot + _LUT_BYTES[fn] // 256 > 8:
+            raise NpuFault("cmd_parse_error", f"{fn} table {table} lies outside the 2 KiB LUT RAM", offset=offset)
+        function, clip_range, unsigned = _LUT_FUNCTION[fn], 0, not ofm.signed
+        lut_slot = slot
     else:
         raise _unsupported(f"activation {fn}", offset)
     if no_clip:
@@ -161,7 +175,7 @@ def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activatio
         lo, hi = state.u16("NPU_SET_ACTIVATION_MIN"), state.u16("NPU_SET_ACTIVATION_MAX")
     else:
         lo, hi = state.s16("NPU_SET_ACTIVATION_MIN"), state.s16("NPU_SET_ACTIVATION_MAX")
-    return Activation(function=function, clip_range=clip_range, min=lo, max=hi)
+    return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot)
 
 
 def _broadcast_dims(state: RegisterState, reg: str, offset: int) -> str:

@@ -140,12 +140,19 @@ def test_corrupt_weight_stream_is_a_fault_not_an_exception():
     assert isinstance(res.fault, NpuFault) and res.fault.kind == "cmd_parse_error"
 
 
-def test_unmodelled_activation_is_reported_as_unsupported():
+def test_unmodelled_feature_is_reported_as_unsupported():
+    case, words = _elementwise_words()
+    words.insert(len(words) - 2, (2 << 16) | 0x0124)  # ACC_FORMAT = F16 before the operation
+    res = _mem_and_run(words)
+    assert res.fault.kind == "unsupported" and "F16" in str(res.fault)
+
+
+def test_builtin_tanh_activation_runs():
     case, words = _elementwise_words()
     i = next(i for i, x in enumerate(words) if x & 0xFFFF == 0x0125)
-    words[i] = (3 << 16) | 0x0125  # ACTIVATION = TANH
+    words[i] = (3 << 16) | 0x0125  # ACTIVATION = TANH (the U55's built-in function)
     res = _mem_and_run(words)
-    assert res.fault.kind == "unsupported" and "TANH" in str(res.fault)
+    assert res.ok and res.operations[0].op.activation.name == "TANH"
 
 
 # ------------------------------------------------------------------------------------------------ DMA modes

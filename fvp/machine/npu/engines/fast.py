@@ -221,8 +221,6 @@ def _lut_table(op, lut):
     """(kind, int64 table, signed index) for the output-stage kernel."""
     act = op.activation
     if act.table is None:
-        if act.builtin:
-            raise NotImplementedError("built-in TANH/SIGMOID activation is not modelled")
         return 0, np.zeros(1, np.int64), False
     ofm = op.ofm
     bits, signed = ref._lut_index_range(ofm.bits, ofm.signed, act.clip_range)
@@ -252,6 +250,19 @@ def _lut_np(y, kind, tab, lut_signed):
     return ((base << 7) + slope * (u & 0x7F) + 64) >> 7
 
 
+def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
+    """The output stage with a built-in TANH/SIGMOID: the scaling (+ zero point) by the kernel or numpy, unclamped
+    and saturated only at +-2**62, then the reference's shared :func:`reference.builtin_output`."""
+    zp = np.int64(op.ofm.zero_point)
+    if _small(v2):
+        y = mul_round_shift_np(v2, m, s, op.ofm_round_mode) + zp
+    else:
+        y = np.empty_like(v2)
+        output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), zp, False, np.int64(0), np.int64(0), 0,
+                            np.zeros(1, np.int64), False, -SAT, SAT, y)
+    return ref.builtin_output(y, op, lut)
+
+
 def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     """Same contract as :func:`reference.output_stage`; ``value`` is int64 (..., C)."""
     value = np.ascontiguousarray(value, dtype=np.int64)
@@ -261,6 +272,8 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     # writeable C copies: the kernels are then compiled for one signature (not once more for read-only arrays)
     m = np.array(np.broadcast_to(np.asarray(mult, np.int64), (c,)))
     s = np.array(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
+    if op.activation.builtin:
+        return _builtin_output_stage(v2, m, s, op, lut).reshape(shape)
     rng = ref.clamp_range(op)
     kind, tab, lut_signed = _lut_table(op, lut)
     ofm = op.ofm
@@ -775,7 +788,7 @@ def _depthwise_requant_kernel(P, w, sy, sx, dy, dx, bias, mult, rnd, rnd_dbl, sh
 def _requant_params(op, mult, shift, bias, c, lut):
     """The fused kernels' output-stage arguments, or None when this operation's output stage is not theirs."""
     mode = op.ofm_round_mode
-    if mode not in (0, 2) or op.activation.table is not None:
+    if mode not in (0, 2) or op.activation.table is not None or op.activation.builtin:
         return None
     # writeable copies: the kernels' fixed signatures take writeable C arrays (one compiled version each)
     m = np.array(np.broadcast_to(np.asarray(mult, np.int64), (c,)))

@@ -11,7 +11,8 @@ Pipeline of every kernel operation (:func:`run_kernel_op`):
 2. ``value``: convolution / depthwise accumulators with the 40-bit bias, pooled sums or maxima, or the elementwise
    result (with OPA/OPB operand scaling for ADD/SUB);
 3. output stage (:func:`output_stage`): ``rshift_round(value, M, S, round_mode)`` + OFM_ZERO_POINT, clamp to
-   ACTIVATION_MIN/MAX (not for 32-bit OFM without a table), LUT, saturation to the OFM type.
+   ACTIVATION_MIN/MAX (not for 32-bit OFM without a table), LUT, saturation to the OFM type; with a built-in
+   TANH/SIGMOID (:func:`builtin_output`) the function comes first and the clamp applies to its result.
 
 Choices where the hardware documentation is silent (each is marked in the code):
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
+from hwdesc.sigmoid import INPUT_ONE, SIGMOID_TABLE_U16, STEPS_PER_ONE
 
 from ..descriptors import IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC  # noqa: F401
 
@@ -145,6 +147,84 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     return ((base[idx] << 7) + slope[idx] * frac + 64) >> 7
 
 
+# ================================================================================== built-in TANH / SIGMOID
+#
+# Vela lowers int16 LOGISTIC and TANH to an operation (Vela 5.2: a 1x1 AVERAGE pool of their own, a SUM pool on
+# the U85; Python Vela's LSTM: the elementwise ADD they are fused to) whose OFM scaling leaves the value in units
+# of 1 / INPUT_ONE = 1 / (3 * 4096), OFM zero point 0 (added before the function, as before a LUT): Regor's
+# TanhSigmoidScale (tflite_scaling.cpp) and Python Vela's generate_ofm_scaling_for_pooling give OFM_SCALE =
+# TFLite's int16 Prepare (logistic.cc / tanh.cc): an input scale of 2^-12 (TANH also 2^-11) as (3 << shift) >> 0,
+# any other as s * 0x3000 doubled to [16384, 32767] >> the doublings; an elementwise operation with a fused
+# TANH/SIGMOID gets the output scale 1 / 0x3000 (high_level_command_to_npu_op.py, lstm.cpp). ACTIVATION_MIN/MAX
+# bound the function's result: Vela's LSTM lowering clamps its sigmoids to TFLite's reachable outputs [11, 32757]
+# through them ("quantized min/max values that the reference can achieve"); the value before the function is
+# not limited to 16 bits ("the NPU does however have a larger range due to intermediate higher precision").
+#
+# The function is TFLite's int16 reference arithmetic (reference/integer_ops/logistic.h and tanh.h), which the
+# hardware is designed to reproduce: on |x|, linear interpolation between the sigmoid table's points (SIGMOID:
+# a point every INPUT_ONE / 24 = 512 units, 9 fraction bits; TANH = 2 sigmoid(2x) - 1: every 256, 8 bits), the
+# last point held beyond the table, rounding half up to Q0.15, then the odd symmetry: sigmoid(-x) = 1 -
+# sigmoid(x), tanh(-x) = -tanh(x) (TFLite's separate rounding of negative inputs is exactly that mirror, bit for
+# bit). The U55/U65 take the table from the hardware (hwdesc.sigmoid); the U85's LUT_SIGMOID/LUT_TANH read it
+# from the LUT RAM, where Vela puts 512 words ``slope << 16 | base`` over [-256, 256) table steps (Regor's
+# ConvertTanhSigmoidToLUT16): this model reads the non-negative half, words 256..511 (base = table[i] - 0x8000,
+# slope = table[i+1] - table[i], 0 for the last) and mirrors [inferred; the oracles decide: a signed lookup in
+# the negative half, clamped to the table, gives SIGMOID 0 where TFLite gives 1 at and below -255 steps, 24031 of
+# the 65536 outputs of tests/data/tflm int16_sig_tanh_r40_u85-256, which this model matches on every element].
+
+_SIGMOID_BITS = (INPUT_ONE // STEPS_PER_ONE).bit_length() - 1
+assert 1 << _SIGMOID_BITS == INPUT_ONE // STEPS_PER_ONE
+#: input fraction bits per table step of each built-in function
+BUILTIN_FRACTION_BITS = {"SIGMOID": _SIGMOID_BITS, "TANH": _SIGMOID_BITS - 1}
+
+
+def _builtin_segments_rom() -> tuple:
+    t = np.asarray(SIGMOID_TABLE_U16, np.int64)
+    return t - 0x8000, np.append(t[1:] - t[:-1], 0)
+
+
+#: (base, slope) of the 256 segments of the U55/U65's built-in table: sigmoid - 1/2 in Q0.16 and the rise to
+#: the next point
+BUILTIN_SEGMENTS = _builtin_segments_rom()
+
+
+def builtin_segments(lut: np.ndarray | None) -> tuple:
+    """(base, slope) int64 arrays of the 256 table segments of sigmoid's non-negative half: the built-in table
+    (``lut`` None: U55/U65), or words 256..511 of the U85's 2 KiB table (``lut``: its bytes from its slot)."""
+    if lut is None:
+        return BUILTIN_SEGMENTS
+    words = lut[1024:2048].view("<u4").astype(np.int64)
+    base = words & 0xFFFF
+    slope = words >> 16
+    return base - ((base & 0x8000) << 1), slope - ((slope & 0x8000) << 1)
+
+
+def builtin_function(y: np.ndarray, name: str, segments: tuple) -> np.ndarray:
+    """TANH or SIGMOID (``name``) of ``y`` (int64, units of 1 / INPUT_ONE) in Q0.15, int64, from the table
+    ``segments`` (:func:`builtin_segments`)."""
+    base, slope = segments
+    y = np.asarray(y, np.int64)
+    bits = BUILTIN_FRACTION_BITS[name]
+    a = np.minimum(np.abs(y), (base.shape[0] - 1) << bits)  # beyond the table: its last point
+    i = a >> bits
+    w = (base[i] << bits) + slope[i] * (a & ((1 << bits) - 1))  # sigmoid - 1/2, Q0.(16 + bits)
+    if name == "SIGMOID":  # Q0.15 of sigmoid: (w + 1/2) >> (bits + 1), rounded half up, at most 0x7FFF
+        pos = np.minimum((w + (1 << (15 + bits)) + (1 << bits)) >> (bits + 1), 0x7FFF)
+        return np.where(y >= 0, pos, 0x8000 - pos)
+    pos = (w + (1 << (bits - 1))) >> bits  # TANH: 2 * (sigmoid(2x) - 1/2) in Q0.15 is w in Q0.(15 + bits)
+    return np.where(y >= 0, pos, -pos)
+
+
+def builtin_output(y: np.ndarray, op, lut: np.ndarray | None = None) -> np.ndarray:
+    """The output stage after the scaling, for a built-in TANH/SIGMOID: ``y`` (int64: scaled value + OFM zero
+    point) through the function, then ACTIVATION_MIN/MAX and the OFM type's range. Shared by both engines."""
+    r = builtin_function(y, op.activation.name, builtin_segments(lut))
+    rng = clamp_range(op)
+    if rng is not None:
+        r = np.minimum(np.maximum(r, rng[0]), rng[1])
+    return np.minimum(np.maximum(r, op.ofm.min_value), op.ofm.max_value).astype(np.int64)
+
+
 def output_stage(value: np.ndarray, mult, shift, op, lut: np.ndarray | None = None) -> np.ndarray:
     """Scale, add the OFM zero point, clamp, LUT and saturate ``value[..., C]`` (int64 or object array).
 
@@ -158,13 +238,13 @@ def output_stage(value: np.ndarray, mult, shift, op, lut: np.ndarray | None = No
     s = np.broadcast_to(np.asarray(shift, dtype=object), (c,))
     f = np.frompyfunc(lambda x, mm, ss: rshift_round(x, mm, ss, mode), 3, 1)
     y = f(v, m, s) + int(ofm.zero_point)
+    if op.activation.builtin:  # saturated far outside the functions' table first (exact Python integers)
+        return builtin_output(np.clip(y, -(1 << 40), 1 << 40).astype(np.int64), op, lut)
     rng = clamp_range(op)
     if rng is not None:
         y = np.minimum(np.maximum(y, rng[0]), rng[1])
     if op.activation.table is not None:
         y = lut_lookup(y.astype(np.int64), op, lut)
-    elif op.activation.builtin:
-        raise NotImplementedError("built-in TANH/SIGMOID activation is not modelled")
     lo, hi = ofm.min_value, ofm.max_value
     y = np.minimum(np.maximum(y, lo), hi)
     return np.asarray(y).astype(np.int64)
