@@ -23,11 +23,9 @@ DATA = ROOT / "tests" / "data" / "tflm"
 META = json.loads((DATA / "models.json").read_text())
 REF = np.load(DATA / "reference.npz")
 
-# fixtures the simulator cannot run yet: what it must say (the test fails once it runs them, to be moved over)
-KNOWN_GAPS: dict = {}
 # no TFLite Micro board has an Ethos-U85: these run on the NPU model directly (test_u85_fixture_on_the_npu_model)
 U85 = [n for n in META if META[n]["target"].startswith("ethos-u85")]
-RUNNABLE = [n for n in META if n not in KNOWN_GAPS and n not in U85]
+RUNNABLE = [n for n in META if n not in U85]
 # outputs where the reference (LiteRT 2.21's BUILTIN_REF) is not what TFLite Micro and the NPU compute: fixture ->
 # {output: the flat indices that differ by exactly 1}. int16_act's last operator, an int16 FULLY_CONNECTED with
 # a 64-bit bias: LiteRT's values are those of the full 32-bit multipliers (e.g. -478205 * 1445642152 / 2^39 =
@@ -118,14 +116,6 @@ def test_fixture_bit_exact_through_fvp_run(name, tmp_path):
     assert _counter(log, "NPU ACTIVE cycles") > 0 and _counter(log, "NPU AXI0_RD_DATA_BEAT_RECEIVED beats") > 0
     assert "Inference completed." in log and "Simulation stopped by user" in log
     _same_outputs(name, tmp_path)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(KNOWN_GAPS))
-def test_fixture_the_npu_model_cannot_run_yet_says_why(name, tmp_path):
-    p = _fvp_run(name, tmp_path)
-    assert p.returncode == 1 and KNOWN_GAPS[name] in p.stdout + p.stderr, p.stdout[-2000:] + p.stderr[-2000:]
-    assert "Traceback" not in p.stdout + p.stderr
 
 
 class _Memory:
