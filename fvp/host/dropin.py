@@ -46,6 +46,7 @@ from .. import __version__
 from .cli_args import cycles, seconds
 from ..boards import load_board
 from ..boards.fvp_params import MPS4_SUBSYSTEM
+from ..errors import ConfigProblems
 from .entry import guarded
 from . import session
 
@@ -274,6 +275,24 @@ def _failure_line(result) -> str:
     return f"{why.rstrip('.')} (exit status {result.exit_code})"
 
 
+def _elf_problem(problem: str, elf, user_params: list, model_desc: str) -> str:
+    """A board problem about a placement the drop-in took from the ELF, said in the ELF's terms (its symbol, or
+    ``model_desc`` for the program), not in the ``-C`` keys the drop-in set for it: the user typed only
+    ``user_params``."""
+    m = re.search(r"firmware: (\w+) \((0x\w+\.\.0x\w+)\) overlaps (\w+) \((0x\w+\.\.0x\w+)\)", problem)
+    if m:  # two placements on the same bytes (e.g. --data over the ELF's pools)
+        def name(n):
+            return model_desc if n == "model" else f"the ELF's {elf.pool_symbols.get(n, n)}"
+        return f"-a {elf.path}: {name(m.group(1))} ({m.group(2)}) overlaps {name(m.group(3))} ({m.group(4)})"
+    m = re.search(r"\bfirmware\.(?:pools\.(\w+)|model)\b", problem)
+    if m is None or (m.group(1) is not None and m.group(1) not in elf.pools):
+        return problem
+    what = elf.pool_symbols.get(m.group(1), m.group(1)) if m.group(1) else elf.program_source
+    yours = [p for p in user_params if p.split("=", 1)[0] in problem[:m.start()]]
+    return (f"-a {elf.path}: {what}, as the ELF places it" + (f", with -C {', -C '.join(yours)}" if yours else "")
+            + f": {problem[m.start():]}")
+
+
 def _spelled(fl: dict, name: str) -> str:
     """A parameter or instance name of the Corstone-300 FVP as ``fl``'s FVP spells it (the Corstone-320: the CPU and
     NPU under ``mps4_board.subsystem.``, the board's devices under ``mps4_board.``)."""
@@ -420,6 +439,23 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     if tflite and elf is not None and model is elf.program:
         extra, mode_note = _mlek_pool_overrides(elf, base, overrides, board_params, flavour)
         overrides += extra
+    elf_layout = elf is not None and elf.runner_layout
+    elf_mode_note = ""
+    if elf_layout:  # the ELF's build placed the pools: the program's compile specs do not place them again
+        overrides = [o for o in overrides if not o.startswith("firmware.pools.")]
+        mode, src = res.used.get("memory_mode", ("", ""))
+        if src == "program" and mode.startswith("Dedicated_Sram") and "fast_scratch" not in elf.pools:
+            # no dedicated_sram: the ELF was not built for Dedicated_Sram; its driver runs the stream without a
+            # fast scratch, in the memory mode run.sh builds for this NPU by default
+            from .et_build import default_memory_mode
+
+            elf_mode = default_memory_mode(res.program.value("target") or fl["board"].split("-", 2)[2])
+            if elf_mode.startswith("Dedicated_Sram"):
+                elf_mode = "Shared_Sram"
+            overrides = [o for o in overrides if not o.startswith("npu.memory_mode=")] + [f"npu.memory_mode={elf_mode}"]
+            notes = [n for n in notes if not n.startswith("memory mode ")]
+            elf_mode_note = (f"memory mode {elf_mode}, not the program's {mode}: the ELF has no fast scratch "
+                             f"(dedicated_sram), it was not built for {mode}")
     spec0 = load_board(base, overrides + board_params, fvp_flavour=flavour)
     links = spec0.firmware.link_regions
     from .elf_image import region_of
@@ -430,16 +466,35 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             region = region_of(links, addr)
             if region is not None:
                 overrides.append(f"firmware.pools.{pool}.region={region}")
+                if elf_layout:  # at the address the ELF's linker gave it
+                    overrides.append(f"firmware.pools.{pool}.address={addr}")
             overrides.append(f"firmware.pools.{pool}.size={size}")
-            if pool == "fast_scratch" and pool not in spec0.firmware.pools:
-                overrides += ["firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
+            if pool not in spec0.firmware.pools:  # a pool the board does not declare
+                overrides.append(f"firmware.pools.{pool}.align=16")
+                if pool == "fast_scratch":
+                    overrides.append("firmware.pools.fast_scratch.npu=true")
+        if elf_layout:  # a pool of the board that the ELF's build does not have
+            overrides += [f"firmware.pools.{pool}.size=0" for pool in spec0.firmware.pools if pool not in elf.pools]
+        if elf.etdump:  # built with the ETDump event tracer: the runner prints the #[RUN THIS] block
+            overrides.append("firmware.options.etdump=true")
         if elf.pools:
             elf_note = ("pools from the ELF: " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items()))
                         + mode_note)
+        if elf_mode_note:
+            elf_note = f"{elf_mode_note}; {elf_note}"
         if model_addr is None and elf.program is not None and model is elf.program:
             region = region_of(links, elf.program_address or 0)
-            if region is not None and region != spec0.firmware.model.region:
+            if region is not None and (region != spec0.firmware.model.region or elf_layout):
                 overrides.append(f"firmware.model.region={region}")
+                if elf_layout:
+                    overrides.append(f"firmware.model.address={elf.program_address}")
+        elif model_addr is None and elf_layout:
+            # read from the host (semihosting -m): the runner reads it into its input_file pool; here it goes
+            # after the ELF's pools in the model's region, where it overlaps nothing of the ELF's layout
+            region = spec0.firmware.model.region
+            ends = [a + n for a, n in elf.pools.values() if region_of(links, a) == region]
+            if ends:
+                overrides += [f"firmware.model.region={region}", f"firmware.model.address={-(-max(ends) // 16) * 16}"]
     if model_addr is not None:
         region = region_of(links, model_addr)
         if region is None:
@@ -447,7 +502,18 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                          f"links (regions: {', '.join(links)})")
         if region != spec0.firmware.model.region or model_addr != links[region][0]:
             overrides += [f"firmware.model.region={region}", f"firmware.model.address={model_addr}"]
-    spec = load_board(base, overrides + board_params, fvp_flavour=flavour)
+    try:
+        spec = load_board(base, overrides + board_params, fvp_flavour=flavour)
+        if elf is not None:  # the placements checked here, so that a conflict is said in the ELF's terms
+            from ..boards import layout_firmware
+
+            layout_firmware(spec, len(model))
+    except ConfigProblems as e:
+        if elf is None:
+            raise
+        desc = (f"--data {model_name}@0x{model_addr:08x}" if model_addr is not None
+                else f"the program ({elf.program_source})")
+        raise ConfigProblems([_elf_problem(p, elf, board_params, desc) for p in e.problems]) from None
 
     cycle_limit = args.cyclelimit
     if args.simlimit is not None:

@@ -5,10 +5,19 @@ the build chose: ``pte_to_header.py`` puts the program in section ``network_mode
 and the runner's pools are sized arrays placed by the linker script. This module reads, with pyelftools (the
 optional extra ``elf``):
 
-- the program: section ``network_model_sec``, or the symbol ``model_pte`` (its size) inside a linked section;
+- the program: section ``network_model_sec``, or the symbol ``model_pte`` (its size) inside a linked section
+  (in a linked runner ``_ZL9model_pte``: the header's ``const`` array has internal linkage in C++);
 - the pools: symbols ``method_allocation_pool``, ``temp_allocation_pool``, ``dedicated_sram`` (or the value of
-  ``ethosu_fast_scratch_size``), or the input sections ``.bss.method_allocator_sec``, ``.bss.tensor_arena``,
-  ``.bss.ethosu_scratch`` when they survive linking; each with its address (which tells the region).
+  ``ethosu_fast_scratch_size``), ``planned_fast_memory_pool`` (``ET_ARM_BAREMETAL_PLANNED_FAST_MEMORY_SIZE``, the
+  pool of planned ``mem_id`` 3) and the semihosting runner's ``input_file_allocation_pool``, or the input sections
+  ``.bss.method_allocator_sec``, ``.bss.tensor_arena``, ``.bss.ethosu_scratch``, ``.fast_memory``,
+  ``.bss.input_file_allocator_sec`` when they survive linking; each with its address (which tells the region).
+  In a linked runner (``Corstone-300.ld``/``Corstone-320.ld`` since ExecuTorch #21641/#21741) the input sections
+  are merged into the NOLOAD output sections ``.sram.bss`` and ``.ddr.bss`` (SHT_NOBITS, no file bytes): only the
+  symbols say where each pool is. ``ElfImage.runner_layout`` says the ELF records the runner's own pools (method
+  and temp): then the pools it lacks are not in that build;
+- whether the runner was built with the ETDump event tracer (``ET_EVENT_TRACER_ENABLED``): its code prints the
+  ``#[RUN THIS]`` block run_fvp.sh looks for, so that string is in the ELF's read-only data (``ElfImage.etdump``).
 
 An ML Embedded Evaluation Kit (MLEK) application ELF holds a ``.tflite`` instead, for the TFLite Micro image
 (MLEK ``scripts/py/templates/tflite.cc.template``, ``BufAttributes.hpp``, ``ethosu_mem_config.h``, the MPS3
@@ -37,12 +46,19 @@ _POOL_SYMBOLS = {
     "method_allocation_pool": "method",
     "temp_allocation_pool": "temp",
     "dedicated_sram": "fast_scratch",
+    "planned_fast_memory_pool": "planned_fast",
+    "input_file_allocation_pool": "input_file",
 }
 _POOL_SECTIONS = {
     ".bss.method_allocator_sec": "method",
     ".bss.tensor_arena": "temp",
     ".bss.ethosu_scratch": "fast_scratch",
+    ".fast_memory": "planned_fast",
+    ".bss.input_file_allocator_sec": "input_file",
 }
+RUNNER_POOLS = ("method", "temp")  # every arm_executor_runner build has these two
+ETDUMP_MARK = b"#[RUN THIS]"  # printed by the runner's ETDump code (arm_executor_runner.cpp), so in its strings
+STRINGS_LIMIT = 64 << 20  # sections searched for it: the runner's own (a program's section is skipped)
 MODEL_SECTION = "network_model_sec"
 MODEL_SYMBOL = "model_pte"
 
@@ -64,7 +80,14 @@ class ElfImage:
     program_address: int | None = None
     program_source: str = MODEL_SECTION  # where the program was found (a section or symbol name)
     pools: dict = field(default_factory=dict)  # name -> (address, size)
+    pool_symbols: dict = field(default_factory=dict)  # name -> the symbol or section it was read from
+    etdump: bool = False  # built with the ETDump event tracer
     machine: str = ""
+
+    @property
+    def runner_layout(self) -> bool:
+        """The ELF records the ExecuTorch runner's pools (its layout is the build's, not the board's)."""
+        return self.program_source != MLEK_MODEL_SYMBOL and all(p in self.pools for p in RUNNER_POOLS)
 
 
 ELF_LIMIT = 4 << 30  # an ELF is read lazily, section by section; every read is bounded by a regular file's size
@@ -121,6 +144,8 @@ def _read(elf, path: str, symtab_cls) -> ElfImage:
             for sym in s.iter_symbols():
                 if sym.name and sym["st_shndx"] != "SHN_UNDEF":
                     symbols.setdefault(sym.name, (sym["st_value"], sym["st_size"]))
+    for name in [n for n in symbols if n.startswith("_ZL")]:  # the runner's model_pte, by its C name
+        symbols.setdefault(c_name(name), symbols[name])
 
     # the program
     sec = next((s for s in sections if s.name == MODEL_SECTION), None)
@@ -141,9 +166,11 @@ def _read(elf, path: str, symtab_cls) -> ElfImage:
         name = _POOL_SECTIONS.get(s.name)
         if name and s["sh_size"]:
             img.pools[name] = (s["sh_addr"], s["sh_size"])
+            img.pool_symbols[name] = s.name
     for sym, name in _POOL_SYMBOLS.items():
         if sym in symbols and symbols[sym][1]:
             img.pools[name] = symbols[sym]
+            img.pool_symbols[name] = sym
     if "fast_scratch" not in img.pools and "ethosu_fast_scratch_size" in symbols:
         addr, size = symbols["ethosu_fast_scratch_size"]
         raw = data_at(addr, 4)
@@ -156,14 +183,26 @@ def _read(elf, path: str, symtab_cls) -> ElfImage:
                 if base_raw is not None:
                     base = struct.unpack("<I", base_raw)[0]
                 img.pools["fast_scratch"] = (base, value)
+                img.pool_symbols["fast_scratch"] = "ethosu_fast_scratch"
     if img.program is None:
         _read_mlek(img, sections, symbols, data_at)
+    img.etdump = any(ETDUMP_MARK in s.data() for s in sections
+                     if s["sh_type"] == "SHT_PROGBITS" and s["sh_flags"] & 0x2 and s["sh_size"] <= STRINGS_LIMIT
+                     and s.name != MODEL_SECTION and not (img.program_address is not None
+                                                          and s["sh_addr"] <= img.program_address
+                                                          < s["sh_addr"] + s["sh_size"]))
     return img
 
 
 def c_name(symbol: str) -> str:
     """A symbol's C name: itself, or the last name of an Itanium-mangled nested variable name
-    (``_ZN3arm3appL13activationBufE`` -> ``activationBuf``)."""
+    (``_ZN3arm3appL13activationBufE`` -> ``activationBuf``), or the name of a file-static C++ variable
+    (``_ZL9model_pte`` -> ``model_pte``: ``pte_to_header.py``'s ``const`` array has internal linkage in C++)."""
+    if symbol.startswith("_ZL") and symbol[3:4].isdigit():
+        j = 3
+        while symbol[j].isdigit():
+            j += 1
+        return symbol[j:] if len(symbol) - j == int(symbol[3:j]) else symbol
     if not (symbol.startswith("_ZN") and symbol.endswith("E")):
         return symbol
     i, last = 3, symbol
