@@ -190,15 +190,19 @@ class EthosUDriver:
                     self.log_err(f"NPU config mismatch: npu.{name}={cfg(hw_cfg, name)} optimizer.{name}={cfg(cfg_in, name)}")
                     ok = False
 
+        return self._arch_matches(ident, hw_id, id_in, "NPU arch mismatch: npu.arch={} optimizer.arch={}") and ok
+
+    def _arch_matches(self, ident, hw_id: int, id_in: int, message: str) -> bool:
+        """The driver's architecture check: the same major revision, a minor revision at least the optimizer's
+        (``message`` takes the two dotted revisions, worded as the product's driver words it)."""
         def arch(word):
             return ident(word, "arch_major_rev"), ident(word, "arch_minor_rev"), ident(word, "arch_patch_rev")
 
         hw_arch, opt_arch = arch(hw_id), arch(id_in)
         if hw_arch[0] != opt_arch[0] or hw_arch[1] < opt_arch[1]:
-            self.log_err(f"NPU arch mismatch: npu.arch={'.'.join(map(str, hw_arch))} "
-                         f"optimizer.arch={'.'.join(map(str, opt_arch))}")
-            ok = False
-        return ok
+            self.log_err(message.format(".".join(map(str, hw_arch)), ".".join(map(str, opt_arch))))
+            return False
+        return True
 
     def _handle_command_stream(self, cms: int, size: int, base_addr: list) -> bool:
         self._wr(QBASE, cms & 0xFFFFFFFF)
@@ -299,15 +303,7 @@ class EthosU85Driver(EthosUDriver):
                              f"optimizer.custom_dma={cfg(cfg_in, 'custom_dma')}")
                 ok = False
 
-        def arch(word):
-            return ident(word, "arch_major_rev"), ident(word, "arch_minor_rev"), ident(word, "arch_patch_rev")
-
-        hw_arch, opt_arch = arch(hw_id), arch(id_in)
-        if hw_arch[0] != opt_arch[0] or hw_arch[1] < opt_arch[1]:
-            self.log_err(f"NPU arch mismatch. npu.arch={'.'.join(map(str, hw_arch))}, "
-                         f"optimizer.arch={'.'.join(map(str, opt_arch))}")
-            ok = False
-        return ok
+        return self._arch_matches(ident, hw_id, id_in, "NPU arch mismatch. npu.arch={}, optimizer.arch={}") and ok
 
     def _handle_command_stream(self, cms: int, size: int, base_addr: list) -> bool:
         w = self._wr

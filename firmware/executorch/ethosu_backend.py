@@ -31,6 +31,20 @@ class _Handle:
         self.vela = vela
 
 
+def _padded_rows(j: int, io, t) -> tuple:
+    """(tensor row length, Vela row length, rows) of an output whose innermost dimension Vela padded; an
+    InvalidProgram failure when the two shapes do not map row onto row."""
+    inner_t = t.sizes[-1] if t.sizes else 1
+    inner_io = io.shape[-1] if io.shape else 1
+    rows_t = t.numel // inner_t if inner_t else 0
+    rows_io = io.numel // inner_io if inner_io else 0
+    if inner_io < inner_t or rows_io != rows_t:
+        log.error(f"Ethos-U output {j}: tensor shape {list(t.sizes)} does not match the Vela output shape "
+                  f"{list(io.shape)}")
+        raise RuntimeFailure(Error.InvalidProgram, "output layout")
+    return inner_t, inner_io, rows_t
+
+
 class EthosUBackend:
     name = "EthosUBackend"
 
@@ -136,27 +150,13 @@ class EthosUBackend:
                           f"{t.type_name} output tensor ({t.elem_size}-byte elements)")
                 raise RuntimeFailure(Error.InvalidProgram, "output type")
             if io.numel != t.numel:
-                inner_t = t.sizes[-1] if t.sizes else 1
-                inner_io = io.shape[-1] if io.shape else 1
-                rows_t = t.numel // inner_t if inner_t else 0
-                rows_io = io.numel // inner_io if inner_io else 0
-                if inner_io < inner_t or rows_io != rows_t:
-                    log.error(f"Ethos-U output {j}: tensor shape {list(t.sizes)} does not match the Vela output "
-                              f"shape {list(io.shape)}")
-                    raise RuntimeFailure(Error.InvalidProgram, "output layout")
+                _padded_rows(j, io, t)
             _check_in_scratch("output", j, io, io.nbytes, vela.scratch_size)
 
     def _copy_with_layout_adjustment(self, method, j, io, scratch, t: RtTensor) -> None:
         """Vela pads the innermost dimension: copy row by row, dropping the padding."""
         bus = method.bus
-        inner_t = t.sizes[-1] if t.sizes else 1
-        inner_io = io.shape[-1] if io.shape else 1
-        rows_t = t.numel // inner_t if inner_t else 0
-        rows_io = io.numel // inner_io if inner_io else 0
-        if inner_io < inner_t or rows_io != rows_t:
-            log.error(f"Ethos-U output {j}: tensor shape {list(t.sizes)} does not match the Vela output shape "
-                      f"{list(io.shape)}")
-            raise RuntimeFailure(Error.InvalidProgram, "output layout")
+        inner_t, inner_io, rows_t = _padded_rows(j, io, t)
         row_t = inner_t * t.elem_size
         row_io = inner_io * io.elem_size
         for r in range(rows_t):
