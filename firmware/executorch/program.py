@@ -568,6 +568,13 @@ def _check_index(idx: int, n: int, what: str) -> None:
         raise _program_fail(f"{what}: index {idx} negative or >= {n}")
 
 
+def _check_io_indices(inputs, outputs, n: int, where: str) -> None:
+    """Every input and output value index of a plan or chain inside the value table."""
+    for kind, values in (("input", inputs), ("output", outputs)):
+        for i, v in enumerate(values):
+            _check_index(v, n, f"{where} {kind} {i}")
+
+
 def _parse_plan(t: Table, program: Program, plan_index: int) -> ExecutionPlan:
     name = t.string(0, "name")
     if name is None:
@@ -589,10 +596,7 @@ def _parse_plan(t: Table, program: Program, plan_index: int) -> ExecutionPlan:
     outputs = t.scalars(4, "i", "outputs")
     if outputs is None:
         raise _program_fail(f"{where}: Missing outputs field")
-    for i, v in enumerate(inputs):
-        _check_index(v, n_values, f"{where} input {i}")
-    for i, v in enumerate(outputs):
-        _check_index(v, n_values, f"{where} output {i}")
+    _check_io_indices(inputs, outputs, n_values, where)
 
     ncbs = t.scalars(8, "q", "non_const_buffer_sizes")
     if ncbs is None:
@@ -778,10 +782,7 @@ def _parse_chain(t: Table, ci: int, n_values: int, n_ops: int, n_delegates: int,
     cw = f"{where} chain {ci}"
     inputs = t.scalars(0, "i", "inputs") or ()
     outputs = t.scalars(1, "i", "outputs") or ()
-    for k, v in enumerate(inputs):
-        _check_index(v, n_values, f"{cw} input {k}")
-    for k, v in enumerate(outputs):
-        _check_index(v, n_values, f"{cw} output {k}")
+    _check_io_indices(inputs, outputs, n_values, cw)
     instr_tables = t.tables(2, "Instruction", "instructions")
     if instr_tables is None:
         raise _program_fail(f"{where}: Missing instructions in chain {ci}")
