@@ -1,4 +1,5 @@
-"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD/PADV2, CONCATENATION, TRANSPOSE, PACK, UNPACK, SPLIT, MEAN, ARG_MAX.
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD/PADV2, CONCATENATION, TRANSPOSE, PACK, UNPACK, SPLIT, MEAN, SUM,
+REDUCE_MAX, ARG_MAX.
 
 Data movement is exact by construction (bytes are copied); the rules are TFLM's Prepare checks and the types
 its Eval switches handle (a type TFLM's Eval refuses is refused at Prepare here, with TFLM's message):
@@ -13,7 +14,10 @@ int32 axis and output; ties: the first index). MEAN int8/int16:
 ``reference_ops::QuantizedMeanOrSum`` with TFLM ``reduce_common.cc``'s multiplier (s_in / s_out in double,
 ``QuantizeMultiplier``), adjusted for the element count n: shift = min(63 - clz64(n), 32, 31 + output_shift),
 multiplier = (multiplier << shift) / n (int64 division), output_shift -= shift; then
-MBQM(sum - zp_in * n) + zp_out, clamped. MEAN float32: the sum in float32 in input order, divided by n.
+MBQM(sum - zp_in * n) + zp_out, clamped. MEAN float32: the sum in float32 in input order, divided by n. SUM (``reduce_common.cc`` ``EvalSumHelper``):
+float32 summed in input order; int8/int16 the same ``QuantizedMeanOrSum`` without the 1/n adjustment (the int32
+sum wraps, as TFLM's). REDUCE_MAX (``EvalMinMaxHelper``): float32/int8 only (TFLM has no int16), the int8
+output's scale and zero point must be the input's (TFLM checks them in its Eval; here at Prepare).
 """
 
 from __future__ import annotations
@@ -191,6 +195,76 @@ def prepare_arg_max(ctx, op):
     return Prepared(run, ("kernel.default", ti.numel))
 
 
+def _reduced(ctx, op):
+    ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
+    _types(ctx.tensor(op.inputs[1]), (TYPE_INT32,), op.op_name + ": axis type {} (must be INT32)")
+    axes = sorted({int(a) % len(ti.shape) for a in _const_int(ctx, op.inputs[1], "axis").reshape(-1)})
+    keep = bool(op.options.KeepDims()) if op.options is not None else False
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(ti.shape)) if keep else \
+        tuple(d for i, d in enumerate(ti.shape) if i not in axes)
+    ensure(int(np.prod(out_shape, dtype=np.int64)) == to.numel, f"reduced shape {list(out_shape)} != output "
+                                                                 f"{list(to.shape)}")
+    return ti, to, axes
+
+
+@register("SUM")
+def prepare_sum(ctx, op):
+    ti, to, axes = _reduced(ctx, op)
+    ensure(ti.type == to.type, f"SUM: input {ti.type_name} and output {to.type_name} types differ")
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16), "SUM: Only float32, int8, and int16 types are supported.")
+    if ti.type == TYPE_FLOAT32:
+        def run(ins, outs):
+            outs[0][...] = _float_sum(ins[0], axes).reshape(outs[0].shape)
+        return Prepared(run, ("kernel.mean", ti.numel))
+    return _quantized_mean_or_sum(ti, to, axes, compute_sum=True)
+
+
+@register("REDUCE_MAX")
+def prepare_reduce_max(ctx, op):
+    ti, to, axes = _reduced(ctx, op)
+    ensure(ti.type == to.type, f"REDUCE_MAX: input {ti.type_name} and output {to.type_name} types differ")
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8), "REDUCE_MAX: Only float32 and int8 types are supported.")
+    if ti.type == TYPE_INT8:
+        ensure(np.float32(ti.params_scale) == np.float32(to.params_scale) and
+               ti.params_zero_point == to.params_zero_point,
+               "REDUCE_MAX: the int8 output's scale and zero point must be the input's")
+
+    def run(ins, outs):
+        outs[0][...] = ins[0].max(axis=tuple(axes)).reshape(outs[0].shape)
+    return Prepared(run, ("kernel.mean", ti.numel))
+
+
+def _float_sum(x, axes):
+    """``ReduceSumImpl`` in float32: each output's sum in the input's order."""
+    x = np.moveaxis(x.astype(np.float32), axes, list(range(-len(axes), 0)))
+    x = x.reshape(x.shape[:x.ndim - len(axes)] + (-1,))
+    acc = np.zeros(x.shape[:-1], np.float32)
+    for k in range(x.shape[-1]):
+        acc += x[..., k]
+    return acc
+
+
+def _quantized_mean_or_sum(ti, to, axes, compute_sum: bool):
+    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16), f"MEAN of {ti.type_name} not supported")
+    n = 1
+    for a in axes:
+        n *= ti.shape[a]
+    m, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) / float(np.float64(to.params_scale)))
+    if not compute_sum:
+        shift = min(63 - (64 - int(n).bit_length()), 32, 31 + sh)
+        m = (m << shift) // n if shift >= 0 else (m >> -shift) // n
+        sh -= shift
+    zi, zo = ti.params_zero_point, to.params_zero_point
+    lo, hi = QRANGE[to.type]
+    dtype = to.dtype
+
+    def run(ins, outs):
+        s = fx.wrap32(ins[0].astype(np.int64).sum(axis=tuple(axes)))
+        r = fx.mbqm(fx.wrap32(s - zi * n), m, sh) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype).reshape(outs[0].shape)
+    return Prepared(run, ("kernel.mean", ti.numel))
+
+
 @register("MEAN")
 def prepare_mean(ctx, op):
     ti, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.outputs[0])
@@ -205,24 +279,7 @@ def prepare_mean(ctx, op):
                                                                  f"{list(to.shape)}")
     if ti.type == TYPE_FLOAT32:
         def run(ins, outs):
-            x = np.moveaxis(ins[0].astype(np.float32), axes, list(range(-len(axes), 0)))
-            x = x.reshape(x.shape[:x.ndim - len(axes)] + (-1,))
-            acc = np.zeros(x.shape[:-1], np.float32)
-            for k in range(x.shape[-1]):
-                acc += x[..., k]
+            acc = _float_sum(ins[0], axes)
             outs[0][...] = (acc / np.float32(n)).astype(np.float32).reshape(outs[0].shape)
         return Prepared(run, ("kernel.mean", ti.numel))
-    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16), f"MEAN of {ti.type_name} not supported")
-    m, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) / float(np.float64(to.params_scale)))
-    shift = min(63 - (64 - int(n).bit_length()), 32, 31 + sh)
-    m = (m << shift) // n if shift >= 0 else (m >> -shift) // n
-    sh -= shift
-    zi, zo = ti.params_zero_point, to.params_zero_point
-    lo, hi = QRANGE[to.type]
-    dtype = to.dtype
-
-    def run(ins, outs):
-        s = ins[0].astype(np.int64).sum(axis=tuple(axes))
-        r = fx.mbqm(fx.wrap32(s - zi * n), m, sh) + zo
-        outs[0][...] = clamp_cast(r, lo, hi, dtype).reshape(outs[0].shape)
-    return Prepared(run, ("kernel.mean", ti.numel))
+    return _quantized_mean_or_sum(ti, to, axes, compute_sum=False)

@@ -568,6 +568,93 @@ def test_new_kernels_fail_at_prepare_with_one_line(case):
     assert lines[1] == f"Node {op} (number 0) failed to prepare with status 1"
 
 
+# ------------------------------------------------------------------ issue 19 operators
+
+
+def _sum_loop(x, axes, si, zi, so, zo, lo, hi):
+    """TFLM's QuantizedMeanOrSum(compute_sum=true) written out: the int32 sum, minus zi * n, MBQM, + zo, clamp."""
+    m, sh = fx.quantize_multiplier(float(np.float64(np.float32(si))) / float(np.float64(np.float32(so))))
+    n = int(np.prod([x.shape[a] for a in axes]))
+    kept = [d for i, d in enumerate(x.shape) if i not in axes]
+    out = np.zeros(kept, np.int64)
+    xm = np.moveaxis(x, axes, list(range(-len(axes), 0))).reshape(kept + [-1])
+    for idx in np.ndindex(*kept):
+        acc = 0
+        for v in xm[idx]:
+            acc += int(v)
+        out[idx] = min(max(_mbqm(acc - zi * n, m, sh) + zo, lo), hi)
+    return out
+
+
+@pytest.mark.parametrize("dtype,axes,keep,so,zo", [("int8", (1, 2), True, 0.5, -2), ("int8", (3,), False, 0.2, 7),
+                                                   ("int8", (0, 1, 2, 3), True, 3.0, 0),
+                                                   ("int16", (0, 2), True, 0.3, 0), ("int16", (1,), False, 0.05, 0)])
+def test_sum_int8_int16_matches_written_out_sum(dtype, axes, keep, so, zo):
+    """LiteRT 2.3.0's BUILTIN_REF SUM returns -1 and garbage for int8/int16 (so no fixture): TFLM's arithmetic."""
+    from models import m_reduce
+
+    si = 0.08 if dtype == "int8" else 0.08e-2
+    data = m_reduce("SUM", dtype, axes=axes, keep=keep, si=0.08, zi=3, so=so, zo=zo)
+    zi = 3 if dtype == "int8" else 0
+    so_t = so if dtype == "int8" else so * 1e-2
+    for seed in (0, 1):
+        x = inputs_for(data, seed)[0]
+        y = run_cpu(data, [x])[0]
+        lo, hi = (-128, 127) if dtype == "int8" else (-32768, 32767)
+        want = _sum_loop(x.astype(np.int64), list(axes), si, zi, so_t, zo if dtype == "int8" else 0, lo, hi)
+        assert y.reshape(-1).tolist() == want.reshape(-1).tolist()
+
+
+def _bad_models_issue19():
+    from models import _q, m_gather, m_maxmin, m_reduce, m_slice
+
+    x8 = np.zeros((2, 5, 6, 4), np.int8)
+    return {
+        "slice_shape": (m_slice([2, 5], [1, 1], [1, 3], [1, 4]), np.zeros((2, 5), np.int8),
+                        "SLICE: begin [1, 1] size [1, 3] do not give the output shape [1, 4]"),
+        "slice_out_of_range": (m_slice([2, 5], [1, 3], [1, 3], [1, 3]), np.zeros((2, 5), np.int8),
+                               "SLICE: begin [1, 3] size [1, 3] do not give"),
+        "slice_int64": (m_slice([2, 5], [1, 1], [1, 3], [1, 3], "int64"), np.zeros((2, 5), np.int64),
+                        "SLICE: Input tensor type INT64 (4) not supported."),
+        "gather_int16": (m_gather([5, 4], [1, 2], 0, [2, 4], dtype="int16"), np.zeros((5, 4), np.int16),
+                         "GATHER: Type 'INT16' is not supported by gather."),
+        "gather_int32": (m_gather([5, 4], [1, 2], 0, [2, 4], dtype="int32"), np.zeros((5, 4), np.int32),
+                         "GATHER: Type 'INT32' is not supported by gather."),
+        "gather_batch_dims": (m_gather([2, 4, 3], [[3, 0], [1, 1]], 0, [2, 2, 4, 3], batch_dims=1),
+                              np.zeros((2, 4, 3), np.int8), "GATHER: batch_dims <= axis was not true."),
+        "gather_shape": (m_gather([5, 4], [1, 2], 0, [2, 5]), np.zeros((5, 4), np.int8),
+                         "GATHER: the output shape is [2, 4]"),
+        "maximum_bool": (m_maxmin("MAXIMUM", "bool"), np.zeros((2, 3, 5), np.bool_),
+                         "MAXIMUM: Type BOOL (6) is not supported by Maximum/Minimum."),
+        "sum_int32": (m_reduce("SUM", "int32"), x8.astype(np.int32), "SUM: Only float32, int8, and int16 types"),
+        "reduce_max_int16": (m_reduce("REDUCE_MAX", "int16"), x8.astype(np.int16),
+                             "REDUCE_MAX: Only float32 and int8 types are supported."),
+        "reduce_max_scale": (m_reduce("REDUCE_MAX", so=0.5, zo=3), x8,
+                             "REDUCE_MAX: the int8 output's scale and zero point must be the input's"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_bad_models_issue19()))
+def test_issue19_kernels_fail_at_prepare_with_one_line(case):
+    data, x, start = _bad_models_issue19()[case]
+    lines = _prepare_error(data, x)
+    op = start.split(":")[0]
+    assert lines[0].startswith(start) and "\n" not in lines[0], lines
+    assert lines[1] == f"Node {op} (number 0) failed to prepare with status 1"
+
+
+def test_gather_position_out_of_range_stops_the_run():
+    bad = build([_q8("x", [5, 4]), T("c", [2], "int32"), _q8("y", [2, 4])],
+                [Op("GATHER", ["x", "c"], ["y"], ("GatherOptions", {"Axis": 0}))], ["x", "c"], ["y"])
+    with pytest.raises(InterpreterError) as e:
+        run_cpu(bad, [np.zeros((5, 4), np.int8), np.array([1, 5], np.int32)])
+    assert e.value.lines[0] == "GATHER: a position outside [0, 5)"
+
+
+def _q8(name, shape):
+    return T(name, shape, "int8", scale=[0.1], zero_point=[0])
+
+
 # ------------------------------------------------------------------ planner
 
 
