@@ -72,6 +72,17 @@ def pytest_collection_modifyitems(config, items):
             items[:] = keep
 
 
+    # tests of ExecuTorch's unchanged run_fvp.sh need the script (an ExecuTorch checkout or git directory):
+    # deselected, not skipped, without it
+    if "run_fvp_sh" not in (config.getoption("markexpr") or "") and any(
+            i.get_closest_marker("run_fvp_sh") for i in items):
+        from testutil import run_fvp_sh_source
+
+        if run_fvp_sh_source() is None:
+            config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("run_fvp_sh")])
+            items[:] = [i for i in items if i.get_closest_marker("run_fvp_sh") is None]
+
+
 def _executorch_available() -> bool:
     import importlib.util
     import os

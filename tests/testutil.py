@@ -93,3 +93,21 @@ class KernelHarness:
                 self.values.append(t)
                 idx.append(len(self.values) - 1)
         return (kind, idx)
+
+
+def run_fvp_sh_source() -> bytes | None:
+    """ExecuTorch's run_fvp.sh at the commit the main runtime profile follows, from ``EXECUTORCH_ROOT`` (a
+    checkout) or ``EXECUTORCH_GIT_DIR`` (a git directory; default: this machine's mirror), or None."""
+    root = os.environ.get("EXECUTORCH_ROOT")
+    if root and (Path(root) / "backends/arm/scripts/run_fvp.sh").is_file():
+        return (Path(root) / "backends/arm/scripts/run_fvp.sh").read_bytes()
+    git_dir = os.environ.get("EXECUTORCH_GIT_DIR", "/work/.mirror/pytorch+executorch/repo")
+    if Path(git_dir).exists():
+        sys.path.insert(0, str(ROOT))
+        from firmware.executorch.profiles import MAIN_COMMIT
+
+        p = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{MAIN_COMMIT}:backends/arm/scripts/run_fvp.sh"],
+                           capture_output=True)
+        if p.returncode == 0:
+            return p.stdout
+    return None

@@ -29,21 +29,11 @@ BINARIES = {"FVP_Corstone_SSE-300_Ethos-U55": "main_u55", "FVP_Corstone_SSE-300_
             "FVP_Corstone_SSE-320": "main_u85"}
 
 
-def run_fvp_sh_source() -> bytes | None:
-    if ET_ROOT and (Path(ET_ROOT) / "backends/arm/scripts/run_fvp.sh").is_file():
-        return (Path(ET_ROOT) / "backends/arm/scripts/run_fvp.sh").read_bytes()
-    if Path(GIT_DIR).exists():
-        p = subprocess.run(["git", f"--git-dir={GIT_DIR}", "show", f"{MAIN_COMMIT}:backends/arm/scripts/run_fvp.sh"],
-                           capture_output=True)
-        if p.returncode == 0:
-            return p.stdout
-    return None
-
+from testutil import run_fvp_sh_source  # noqa: E402
 
 SCRIPT = run_fvp_sh_source()
-pytestmark = pytest.mark.skipif(SCRIPT is None, reason="no ExecuTorch run_fvp.sh (set EXECUTORCH_GIT_DIR to a git "
-                                                       "directory with commit " + MAIN_COMMIT[:12] +
-                                                       " or EXECUTORCH_ROOT to a checkout)")
+# without the script these tests are deselected, not skipped (tests/conftest.py; `-m run_fvp_sh` asks for them)
+pytestmark = pytest.mark.run_fvp_sh
 
 
 @pytest.fixture

@@ -244,11 +244,11 @@ def test_runner_utils_with_a_network_read_from_the_host(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ run_fvp.sh itself
-# The unchanged script of ExecuTorch's MAIN_COMMIT (tests/host/test_run_fvp_sh.py: its tree and wrappers; skipped
+# The unchanged script of ExecuTorch's MAIN_COMMIT (tests/host/test_run_fvp_sh.py: its tree and wrappers; deselected
 # without an ExecuTorch git directory or checkout) with the real ELFs.
 from test_run_fvp_sh import SCRIPT, et_tree, run_fvp_sh as run_script  # noqa: E402,F401
 
-needs_script = pytest.mark.skipif(SCRIPT is None, reason="no ExecuTorch run_fvp.sh (EXECUTORCH_GIT_DIR)")
+needs_script = pytest.mark.run_fvp_sh  # deselected without the script (tests/conftest.py)
 
 
 @needs_script
