@@ -347,3 +347,30 @@ def checked_log2(x: float) -> tuple[bool, int]:
     rounded = np.float32(round_half_away_f32(x_log2))
     frac = np.float32(x_log2 - rounded)
     return bool(abs(frac) < np.float32(1e-3)), int(rounded)
+
+
+def get_inv_sqrt_quantized_multiplier_exp(x: int, reverse_shift: int) -> tuple[int, int]:
+    """``GetInvSqrtQuantizedMultiplierExp`` (``kernels/internal/common.h``): 1/sqrt(x) as (Q0.31 multiplier,
+    shift): x brought into [2^27, 2^29) by bit pairs, five Newton-Raphson steps in gemmlowp Q3.28 from 1, times
+    sqrt(2)/2; x <= 1 gives (INT32_MAX, 0). ``reverse_shift`` -1 makes the shift a left shift."""
+    if x <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while x >= (1 << 29):
+        x //= 4
+        shift += 1
+    pairs = (count_leading_zeros32(x) - 1) // 2 - 1
+    shift -= pairs
+    x <<= 2 * pairs
+    half_input = int(rdbp(x >> 1, 1))  # F3 raw of x >> 1, times 2^-1
+    half_three = (1 << 28) + (1 << 27)  # 1.5 in Q3.28
+    v = 1 << 28  # F3::One()
+    for _ in range(5):
+        v3 = int(rescale(fx_mul(fx_mul(v, v), v), 9, 3))
+        diff = int(wrap32(int(fx_mul(half_three, v)) - int(fx_mul(half_input, v3))))
+        v = int(rescale(diff, 6, 3))
+    r = int(fx_mul(v, 1518500250))  # times sqrt(2)/2 (Q0.31): still Q3.28
+    if shift < 0:
+        r = int(wrap32(r << -shift))
+        shift = 0
+    return r, shift * reverse_shift

@@ -498,6 +498,45 @@ ISSUE19_MODELS = {
 }
 
 
+def m_sqdiff(dtype="int8", bshape=(2, 3, 5), scales=(0.1, 0.07, 0.3), zps=(3, -9, -100)):
+    if dtype == "int8":
+        ts = [_q("x", [2, 3, 5], scales[0], zps[0]), _q("y", list(bshape), scales[1], zps[1]),
+              _q("z", [2, 3, 5], scales[2], zps[2])]
+    elif dtype == "int16":
+        ts = [_q16("x", [2, 3, 5], scales[0]), _q16("y", list(bshape), scales[1]), _q16("z", [2, 3, 5], scales[2])]
+    else:
+        ts = [T("x", [2, 3, 5], dtype), T("y", list(bshape), dtype), T("z", [2, 3, 5], dtype)]
+    return build(ts, [Op("SQUARED_DIFFERENCE", ["x", "y"], ["z"])], ["x", "y"], ["z"])
+
+
+def m_unary19(kind, dtype="float32", si=0.05, zi=-128, so=0.03, zo=-100, name="x"):
+    if dtype == "int8":
+        return _unary(kind, _q(name, [4, 64], si, zi), _q("y", [4, 64], so, zo))
+    if dtype == "int16":
+        return _unary(kind, _q16(name, [3, 40], si, zi), _q16("y", [3, 40], so, zo))
+    if dtype == "int16_plain":
+        return _unary(kind, T(name, [3, 40], "int16"), T("y", [3, 40], "int16"))
+    return _unary(kind, T(name, [3, 40], "float32"), T("y", [3, 40], "float32"))
+
+
+ISSUE19_MODELS.update({
+    "sqdiff_int8": m_sqdiff, "sqdiff_int8_broadcast": lambda: m_sqdiff(bshape=(1, 3, 1), zps=(-128, 127, -128)),
+    "sqdiff_int8_small_out": lambda: m_sqdiff(scales=(0.02, 0.05, 0.01), zps=(0, 5, -128)),
+    "sqdiff_f32": lambda: m_sqdiff("float32"), "sqdiff_int32": lambda: m_sqdiff("int32", (1, 1, 5)),
+    "rsqrt_f32": lambda: m_unary19("RSQRT", name="xpos"),
+    "rsqrt_int8": lambda: m_unary19("RSQRT", "int8", 0.05, -128, 0.03, -100, "xall"),
+    "rsqrt_int8_fine": lambda: m_unary19("RSQRT", "int8", 0.002, -128, 0.2, -128, "xall"),
+    "rsqrt_int8_coarse": lambda: m_unary19("RSQRT", "int8", 0.7, -128, 0.004, 0, "xall"),
+    "abs_f32": lambda: m_unary19("ABS"), "abs_int8": lambda: m_unary19("ABS", "int8", 0.05, 7, 0.03, -90, "xall"),
+    "abs_int8_same_scale": lambda: m_unary19("ABS", "int8", 0.05, -3, 0.05, -128, "xall"),
+    "abs_int16": lambda: m_unary19("ABS", "int16", 3e-4, 0, 2e-4, 0),
+    "abs_int16_same_scale": lambda: m_unary19("ABS", "int16", 3e-4, 0, 3e-4, 0),
+    "abs_int16_unquantized": lambda: m_unary19("ABS", "int16_plain"),
+    "sqrt_f32": lambda: m_unary19("SQRT", name="xpos"), "log_f32": lambda: m_unary19("LOG", name="xpos"),
+    "exp_f32": lambda: m_unary19("EXP"), "neg_f32": lambda: m_unary19("NEG"),
+})
+
+
 MODELS = {
     "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
     "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),
@@ -520,7 +559,7 @@ MODELS = {
     **ISSUE19_MODELS,
 }
 
-FLOAT_MODELS = {"avgpool_f32", "float_chain", "dequantize", "logistic_f32", "tanh_f32", "dequantize_int16"}  # libm's exp/tanh
+FLOAT_MODELS = {"log_f32", "exp_f32", "avgpool_f32", "float_chain", "dequantize", "logistic_f32", "tanh_f32", "dequantize_int16"}  # libm's exp/tanh
 
 
 def inputs_for(data: bytes, seed: int = 0) -> list:
@@ -533,6 +572,8 @@ def inputs_for(data: bytes, seed: int = 0) -> list:
         t = m.tensors[ti]
         if t.name == "xall":  # every int8 value once, in a seeded order
             out.append(np.resize(r.permutation(np.arange(-128, 128)), t.shape).astype(t.dtype))
+        elif t.name == "xpos":  # positive floats (SQRT, RSQRT, LOG)
+            out.append(r.uniform(1e-3, 50, t.shape).astype(np.float32))
         elif t.name == "xwide":  # past LOGISTIC's float cut-offs (-9, 16.6)
             out.append(r.uniform(-20, 20, t.shape).astype(np.float32))
         elif t.dtype == np.bool_:

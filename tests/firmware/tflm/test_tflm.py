@@ -605,11 +605,63 @@ def test_sum_int8_int16_matches_written_out_sum(dtype, axes, keep, so, zo):
         assert y.reshape(-1).tolist() == want.reshape(-1).tolist()
 
 
+def test_squared_difference_int16_runs_as_tflm():
+    """LiteRT 2.3.0 refuses int16 SQUARED_DIFFERENCE (`only supports FLOAT32 and INT32`); tflite-micro 90b983c2
+    compiled gives these values for the same bytes."""
+    from models import _q16
+
+    data = build([_q16("x", [6], 3e-4), _q16("y", [6], 2e-4), _q16("z", [6], 4e-3)],
+                 [Op("SQUARED_DIFFERENCE", ["x", "y"], ["z"])], ["x", "y"], ["z"])
+    x = np.array([-32768, -1000, 0, 1234, 32767, 32767], np.int16)
+    y = np.array([32767, 5, -3, -20000, 32767, -32768], np.int16)
+    assert run_cpu(data, [x, y])[0].tolist() == [32767, 23, 0, 4775, 2684, 32767]
+
+
+def test_rsqrt_int8_below_the_zero_point_stops_the_run():
+    from models import m_unary19
+
+    data = m_unary19("RSQRT", "int8", 0.05, 3, 0.03, -100)
+    with pytest.raises(InterpreterError) as e:
+        run_cpu(data, [np.full((4, 64), -5, np.int8)])
+    assert e.value.lines[0] == "RSQRT: Rsqrt is only defined for positive values"
+
+
+def test_rsqrt_int8_close_to_the_float_function():
+    from models import m_unary19
+
+    data = m_unary19("RSQRT", "int8", 0.05, -128, 0.03, -100, "xall")
+    x = np.arange(-127, 128, dtype=np.int8).reshape(1, -1)
+    x = np.resize(x, (4, 64)).astype(np.int8)
+    y = run_cpu(data, [x])[0].astype(float)
+    want = np.clip(np.round(1 / np.sqrt(0.05 * (x.astype(float) + 128)) / 0.03) - 100, -128, 127)
+    assert np.abs(y - want).max() <= 1
+
+
 def _bad_models_issue19():
-    from models import _q, m_gather, m_maxmin, m_reduce, m_slice
+    from models import _q, m_gather, m_maxmin, m_reduce, m_slice, m_sqdiff, m_unary19
 
     x8 = np.zeros((2, 5, 6, 4), np.int8)
+    u16 = np.zeros((3, 40), np.int16)
     return {
+        "sqdiff_int16_zero_point": (build([_q("x", [4], 1e-3, 3, "int16"), _q("y", [4], 1e-3, 0, "int16"),
+                                           _q("z", [4], 1e-3, 0, "int16")], [Op("SQUARED_DIFFERENCE", ["x", "y"],
+                                                                                ["z"])], ["x", "y"], ["z"]),
+                                    np.zeros(4, np.int16), "SQUARED_DIFFERENCE: int16 zero points must be 0"),
+        "sqdiff_int64": (m_sqdiff("int64"), np.zeros((2, 3, 5), np.int64),
+                         "SQUARED_DIFFERENCE: SquaredDifference only supports FLOAT32, INT32 , INT16 and INT8 now, "
+                         "got 4."),
+        "rsqrt_int16": (m_unary19("RSQRT", "int16", 3e-4, 0, 2e-4, 0), u16,
+                        "RSQRT: Input data type INT16 (7) is not supported."),
+        "abs_int16_zero_point": (m_unary19("ABS", "int16", 3e-4, 5, 2e-4, 0), u16,
+                                 "ABS: int16 zero points must be 0 (they are [5, 0])"),
+        "abs_int32": (build([T("x", [3], "int32"), T("y", [3], "int32")], [Op("ABS", ["x"], ["y"])], ["x"], ["y"]),
+                      np.zeros(3, np.int32), "ABS: Input data type INT32 (2) is not supported."),
+        "sqrt_int8": (m_unary19("SQRT", "int8"), np.zeros((4, 64), np.int8),
+                      "SQRT: Input data type INT8 (9) is not supported."),
+        "log_int16": (m_unary19("LOG", "int16", 3e-4, 0, 2e-4, 0), u16, "LOG: Input data type INT16 (7) is not"),
+        "exp_int8": (m_unary19("EXP", "int8"), np.zeros((4, 64), np.int8),
+                     "EXP: Type INT8 (9) currently not supported by Exp."),
+        "neg_int8": (m_unary19("NEG", "int8"), np.zeros((4, 64), np.int8), "NEG: Type INT8 (9) not supported."),
         "slice_shape": (m_slice([2, 5], [1, 1], [1, 3], [1, 4]), np.zeros((2, 5), np.int8),
                         "SLICE: begin [1, 1] size [1, 3] do not give the output shape [1, 4]"),
         "slice_out_of_range": (m_slice([2, 5], [1, 3], [1, 3], [1, 3]), np.zeros((2, 5), np.int8),
