@@ -125,7 +125,7 @@ def _max_min(ctx, op, greater: bool):
     def run(ins, outs):
         a, b = np.broadcast_arrays(ins[0], ins[1])
         outs[0][...] = np.where(a > b if greater else a < b, a, b)
-    return Prepared(run, ("kernel.default", max(to.numel, 1)))
+    return Prepared(run, ("kernel.maximum" if greater else "kernel.minimum", max(to.numel, 1)))
 
 
 @register("MAXIMUM")

@@ -537,6 +537,35 @@ ISSUE19_MODELS.update({
 })
 
 
+def m_batch_matmul(ls, rs, out, dtype="int8", adj_x=False, adj_y=False, const_rhs=False, exact=False):
+    """``exact``: int16 scales whose multiplier has no bits below the 16 TFLM's int64 requantization keeps."""
+    if dtype == "int8":
+        a, b, y = _q("a", ls, 0.05, -3), _q("b", rs, 0.04, 6), _q("y", out, 0.3, 2)
+    elif dtype == "int16":
+        sc = (2.0 ** -10, 2.0 ** -9 * 1.375, 2.0 ** -4) if exact else (3e-4, 2e-4, 1.7e-3)
+        a, b, y = _q16("a", ls, sc[0]), _q16("b", rs, sc[1]), _q16("y", out, sc[2])
+    else:
+        a, b, y = T("a", ls, dtype), T("b", rs, dtype), T("y", out, dtype)
+    ins = ["a"] if const_rhs else ["a", "b"]
+    if const_rhs:
+        b.data = _rng(21).integers(-127, 128, rs) if dtype == "int8" else _rng(21).standard_normal(rs)
+    return build([a, b, y], [Op("BATCH_MATMUL", ["a", "b"], ["y"], ("BatchMatMulOptions", {
+        "AdjX": adj_x, "AdjY": adj_y}))], ins, ["y"])
+
+
+ISSUE19_MODELS.update({
+    "bmm_int8": lambda: m_batch_matmul([2, 3, 7], [2, 7, 4], [2, 3, 4]),
+    "bmm_int8_adj_broadcast": lambda: m_batch_matmul([2, 1, 7, 3], [3, 5, 7], [2, 3, 3, 5], adj_x=True, adj_y=True),
+    "bmm_int8_const_rhs": lambda: m_batch_matmul([1, 4, 9], [9, 6], [1, 4, 6], const_rhs=True),
+    "bmm_int8_adj_y_5d": lambda: m_batch_matmul([1, 2, 1, 3, 5], [2, 1, 2, 4, 5], [2, 2, 2, 3, 4], adj_y=True),
+    "bmm_int16": lambda: m_batch_matmul([2, 3, 7], [1, 7, 4], [2, 3, 4], "int16", exact=True),
+    "bmm_int16_adj_x": lambda: m_batch_matmul([2, 7, 3], [2, 7, 4], [2, 3, 4], "int16", adj_x=True, exact=True),
+    "bmm_int16_scales": lambda: m_batch_matmul([2, 3, 9], [1, 9, 5], [2, 3, 5], "int16"),
+    "bmm_f32": lambda: m_batch_matmul([2, 3, 7], [2, 7, 4], [2, 3, 4], "float32"),
+    "bmm_f32_adj_const": lambda: m_batch_matmul([3, 5, 4], [5, 6], [3, 4, 6], "float32", adj_x=True, const_rhs=True),
+})
+
+
 MODELS = {
     "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
     "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),

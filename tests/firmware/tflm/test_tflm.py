@@ -638,11 +638,21 @@ def test_rsqrt_int8_close_to_the_float_function():
 
 
 def _bad_models_issue19():
-    from models import _q, m_gather, m_maxmin, m_reduce, m_slice, m_sqdiff, m_unary19
+    from models import _q, m_batch_matmul, m_gather, m_maxmin, m_reduce, m_slice, m_sqdiff, m_unary19
 
     x8 = np.zeros((2, 5, 6, 4), np.int8)
     u16 = np.zeros((3, 40), np.int16)
     return {
+        "bmm_int32": (m_batch_matmul([2, 3], [3, 4], [2, 4], "int32"), np.zeros((2, 3), np.int32),
+                      "BATCH_MATMUL: lhs type INT32 (float32, int8 or int16)"),
+        "bmm_depth": (m_batch_matmul([2, 3], [4, 4], [2, 4]), np.zeros((2, 3), np.int8),
+                      "BATCH_MATMUL: accumulation depths 3 and 4 differ"),
+        "bmm_broadcast": (m_batch_matmul([2, 2, 3], [3, 3, 4], [3, 2, 4]), np.zeros((2, 2, 3), np.int8),
+                          "BATCH_MATMUL: batch dimensions 2 and 3 do not broadcast"),
+        "bmm_int16_zero_point": (build([_q("a", [2, 3], 1e-3, 4, "int16"), _q("b", [3, 4], 1e-3, 0, "int16"),
+                                        _q("y", [2, 4], 1e-2, 0, "int16")], [Op("BATCH_MATMUL", ["a", "b"], ["y"])],
+                                       ["a", "b"], ["y"]), np.zeros((2, 3), np.int16),
+                                 "BATCH_MATMUL: int16 zero points must be 0"),
         "sqdiff_int16_zero_point": (build([_q("x", [4], 1e-3, 3, "int16"), _q("y", [4], 1e-3, 0, "int16"),
                                            _q("z", [4], 1e-3, 0, "int16")], [Op("SQUARED_DIFFERENCE", ["x", "y"],
                                                                                 ["z"])], ["x", "y"], ["z"]),
