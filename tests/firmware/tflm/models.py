@@ -566,6 +566,51 @@ ISSUE19_MODELS.update({
 })
 
 
+def m_transpose_conv(in_hw=(4, 5), out_hw=(8, 10), k=3, stride=2, padding=0, dtype="int8", bias="int32", act=0,
+                     per_channel=True, cin=3, cout=4, exact=False):
+    r = _rng(22)
+    oh, ow = out_hw
+    w = r.integers(-127, 128, (cout, k, k, cin))
+    ws = [0.01 + 0.002 * i for i in range(cout)] if per_channel else [0.012]
+    if dtype == "int8":
+        x, y = _q("x", [1, *in_hw, cin], 0.05, -4), _q("y", [1, oh, ow, cout], 0.2, 3)
+        si = 0.05
+    elif dtype == "int16":
+        si, so = (2.0 ** -12, 2.0 ** -8) if exact else (3e-4, 2.1e-3)
+        if exact:
+            ws = [2.0 ** -7 * (1 + i / 8) for i in range(cout)] if per_channel else [2.0 ** -7]
+        x, y = _q16("x", [1, *in_hw, cin], si), _q16("y", [1, oh, ow, cout], so)
+    else:
+        x, y = T("x", [1, *in_hw, cin], "float32"), T("y", [1, oh, ow, cout], "float32")
+    wt = T("w", [cout, k, k, cin], "float32", (w * 0.01).astype(np.float32)) if dtype == "float32" else \
+        T("w", [cout, k, k, cin], "int8", w.astype(np.int8), ws, [0] * len(ws))
+    ts = [T("shape", [4], "int32", np.array([1, oh, ow, cout], np.int32)), wt, x, y]
+    ins = ["shape", "w", "x"]
+    if bias:
+        if dtype == "float32":
+            ts.append(T("b", [cout], "float32", r.standard_normal(cout).astype(np.float32)))
+        else:
+            ts.append(T("b", [cout], bias, r.integers(-3000, 3000, cout), [si * s for s in ws] if len(ws) > 1 else
+                        [si * ws[0]] * 1, [0] * (len(ws) if len(ws) > 1 else 1)))
+        ins.append("b")
+    return build(ts, [Op("TRANSPOSE_CONV", ins, ["y"], ("TransposeConvOptions", {
+        "Padding": padding, "StrideW": stride, "StrideH": stride, "FusedActivationFunction": act}))], ["x"], ["y"])
+
+
+ISSUE19_MODELS.update({
+    "tconv_int8_same_s2": m_transpose_conv,
+    "tconv_int8_valid_s2_relu": lambda: m_transpose_conv(out_hw=(9, 11), padding=1, act=1),
+    "tconv_int8_s1_no_bias": lambda: m_transpose_conv(out_hw=(4, 5), stride=1, bias=None, per_channel=False),
+    "tconv_int8_k2_s3": lambda: m_transpose_conv(in_hw=(3, 3), out_hw=(9, 8), k=2, stride=3, act=3),
+    "tconv_int16_int64_bias": lambda: m_transpose_conv(dtype="int16", bias="int64", exact=True),
+    "tconv_int16_no_bias": lambda: m_transpose_conv(out_hw=(9, 11), padding=1, dtype="int16", bias=None, exact=True),
+    "tconv_f32": lambda: m_transpose_conv(dtype="float32"),
+    "tconv_f32_relu6": lambda: m_transpose_conv(dtype="float32", act=3),
+    "tconv_int16_scales": lambda: m_transpose_conv(dtype="int16", bias="int64"),
+    "tconv_f32_valid_no_bias": lambda: m_transpose_conv(out_hw=(9, 11), padding=1, dtype="float32", bias=None),
+})
+
+
 MODELS = {
     "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
     "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),

@@ -637,12 +637,68 @@ def test_rsqrt_int8_close_to_the_float_function():
     assert np.abs(y - want).max() <= 1
 
 
+def test_transpose_conv_int16_bias_runs_as_tflm():
+    """An int16 bias on an int16 TRANSPOSE_CONV: TFLM widens it to int64; LiteRT 2.3.0 refuses it. The values are
+    tflite-micro 90b983c2's for the same bytes."""
+    from models import m_transpose_conv
+
+    data = m_transpose_conv(dtype="int16", bias="int16")
+    y = run_cpu(data, inputs_for(data, 0))[0]
+    assert y.reshape(-1)[:12].tolist() == [1875, -2457, -1899, 2902, -1185, 812, 2669, 1296, -4232, 5419, 3499, 7033]
+
+
+@pytest.mark.parametrize("stride,padding,k", [(2, 0, 3), (2, 1, 3), (3, 0, 2), (1, 1, 3)])
+def test_transpose_conv_int8_matches_written_out_scatter(stride, padding, k):
+    from models import m_transpose_conv
+
+    oh, ow = {(2, 0): (8, 10), (2, 1): (9, 11), (3, 0): (9, 8), (1, 1): (6, 7)}[(stride, padding)]
+    ih, iw = {(2, 0): (4, 5), (2, 1): (4, 5), (3, 0): (3, 3), (1, 1): (4, 5)}[(stride, padding)]
+    data = m_transpose_conv(in_hw=(ih, iw), out_hw=(oh, ow), k=k, stride=stride, padding=padding)
+    m = load_model(data)
+    x = inputs_for(data, 4)[0]
+    ours = run_cpu(data, [x])[0]
+    tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
+    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
+    b = np.frombuffer(data, np.int32, tb.numel, tb.data_offset).astype(int)
+    cout = w.shape[0]
+    # ComputePaddingHeightWidth from the output size
+    def pad(stride_, out, f):
+        o = (out + stride_ - 1) // stride_ if padding == 0 else (out + stride_ - f) // stride_
+        return max((o - 1) * stride_ + f - out, 0) // 2
+    ph, pw = pad(stride, oh, k), pad(stride, ow, k)
+    acc = np.zeros((oh, ow, cout), dtype=object)
+    for iy in range(ih):
+        for ix in range(iw):
+            for fy in range(k):
+                for fx_ in range(k):
+                    oy, ox = iy * stride - ph + fy, ix * stride - pw + fx_
+                    if 0 <= oy < oh and 0 <= ox < ow:
+                        for o in range(cout):
+                            acc[oy, ox, o] += int(np.dot(x[0, iy, ix].astype(int) - ti.params_zero_point, w[o, fy, fx_]))
+    for o in range(cout):
+        mult, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) * float(np.float64(tw.scale[o]))
+                                          / float(np.float64(to.params_scale)))
+        for oy in range(oh):
+            for ox in range(ow):
+                v = min(max(_mbqm(int(acc[oy, ox, o]) + int(b[o]), mult, sh) + to.params_zero_point, -128), 127)
+                assert ours[0, oy, ox, o] == v
+
+
 def _bad_models_issue19():
-    from models import _q, m_batch_matmul, m_gather, m_maxmin, m_reduce, m_slice, m_sqdiff, m_unary19
+    from models import _q, m_batch_matmul, m_gather, m_maxmin, m_reduce, m_slice, m_sqdiff, m_transpose_conv, m_unary19
 
     x8 = np.zeros((2, 5, 6, 4), np.int8)
     u16 = np.zeros((3, 40), np.int16)
     return {
+        "tconv_int16_int32_bias": (m_transpose_conv(dtype="int16", bias="int32"), np.zeros((1, 4, 5, 3), np.int16),
+                                   "TRANSPOSE_CONV: int16 input with a INT32 bias (TFLM reads it as int64)"),
+        "tconv_hybrid": (build([T("shape", [4], "int32", np.array([1, 4, 4, 2], np.int32)),
+                                T("w", [2, 3, 3, 2], "int8", np.ones((2, 3, 3, 2), np.int8), [0.1], [0]),
+                                T("x", [1, 4, 4, 2], "float32"), T("y", [1, 4, 4, 2], "float32")],
+                               [Op("TRANSPOSE_CONV", ["shape", "w", "x"], ["y"], ("TransposeConvOptions", {
+                                   "Padding": 0, "StrideW": 1, "StrideH": 1}))], ["x"], ["y"]),
+                         np.zeros((1, 4, 4, 2), np.float32),
+                         "TRANSPOSE_CONV: Hybrid models are not supported on TFLite Micro."),
         "bmm_int32": (m_batch_matmul([2, 3], [3, 4], [2, 4], "int32"), np.zeros((2, 3), np.int32),
                       "BATCH_MATMUL: lhs type INT32 (float32, int8 or int16)"),
         "bmm_depth": (m_batch_matmul([2, 3], [4, 4], [2, 4]), np.zeros((2, 3), np.int8),
