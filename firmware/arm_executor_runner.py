@@ -34,10 +34,10 @@ from .executorch.error import Error, RuntimeFailure
 from .executorch.ethosu_backend import EthosUBackend
 from .executorch.kernels import REGISTRY
 from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
-from .executorch.method import Method, RtTensor
-from .executorch.etdump import ETDumpGen
+from .executorch.method import Method, RtTensor, dense_strides
+from .executorch.etdump import INTERMEDIATE_OUTPUTS, PROGRAM_OUTPUTS, ETDumpGen
 from .executorch.perf_monitor import PerfMonitor, npu_family
-from .executorch.profiles import DEFAULT_PROFILE, PROFILES, TUTORIAL_PROFILE, get_profile
+from .executorch.profiles import DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, PROFILES, TUTORIAL_PROFILE, get_profile
 from .executorch.program import SCALAR_TYPES, load_program
 from .hal import BootInfo
 
@@ -58,17 +58,18 @@ _OPTIONS = {
     "etdump": "built with the ETDump event tracer (ET_EVENT_TRACER_ENABLED): the ETDump is printed base64 in a "
               "#[RUN THIS] block at the end (the semihosting runner of executorch-main-*: written to etdump.bin), "
               "true/false",
+    "etdump_debug": "the ETDump's debug events (needs the ETDump): none, outputs (ET_DUMP_OUTPUTS: the program "
+                    "outputs) or intermediate (ET_DUMP_INTERMEDIATE_OUTPUTS, what run.sh --etdump builds: every "
+                    "operator's and delegate call's outputs and the program outputs); the tensor data goes to the "
+                    "debug buffer (printed base64 as debug_buffer.bin in the #[RUN THIS] block, or written to "
+                    "debug_buffer.bin / fvp run --etdump-debug-buffer FILE)",
+    "etdump_debug_buffer_size": "the debug buffer's size in bytes (ET_DEBUG_BUFFER_SIZE, default 2097152), taken "
+                                "from the method allocator pool",
 }
 
-
-def _strides(sizes, dim_order) -> tuple:
-    """``dim_order_to_stride``: element strides of a dense tensor laid out in ``dim_order``."""
-    strides = [0] * len(sizes)
-    step = 1
-    for d in reversed(tuple(dim_order)):
-        strides[d] = step
-        step *= sizes[d]
-    return tuple(strides)
+# firmware.options.etdump_debug -> EventTracerDebugLogLevel; ET_DEBUG_BUFFER_SIZE's default (CMakeLists.txt)
+ETDUMP_DEBUG_LEVELS = {"none": 0, "outputs": PROGRAM_OUTPUTS, "intermediate": INTERMEDIATE_OUTPUTS}
+DEBUG_BUFFER_SIZE = 2 * 1024 * 1024
 
 
 def _describe(scalar_type: int, sizes) -> str:
@@ -113,6 +114,12 @@ def check_config(boot: dict) -> list[str]:
             problems.append(f"firmware.options.inferences: {value!r}: expected {_OPTIONS[key]}")
         elif key in ("log_outputs", "log_inputs", "etdump") and not isinstance(value, bool):
             problems.append(f"firmware.options.{key}: {value!r}: expected true or false")
+        elif key == "etdump_debug" and value not in ETDUMP_DEBUG_LEVELS:
+            problems.append(f"firmware.options.etdump_debug: {value!r}: expected none, outputs or intermediate")
+        elif key == "etdump_debug_buffer_size" and not (isinstance(value, int) and not isinstance(value, bool)
+                                                         and 1 <= value < 1 << 32):
+            problems.append(f"firmware.options.etdump_debug_buffer_size: {value!r}: expected a size in bytes "
+                            "from 1 to 4294967295")
         elif key in ("atol", "rtol") and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
             problems.append(f"firmware.options.{key}: {value!r}: expected a non-negative number")
     return problems
@@ -146,6 +153,10 @@ class Runner:
         self.etdump_path = boot.args.get("etdump")
         self.tracer = None
         self.etdump_enabled = bool(opts.get("etdump", False)) or bool(self.etdump_path)
+        # ET_DUMP_OUTPUTS / ET_DUMP_INTERMEDIATE_OUTPUTS (only with the event tracer) and ET_DEBUG_BUFFER_SIZE
+        self.debug_level = ETDUMP_DEBUG_LEVELS[opts.get("etdump_debug", "none")] if self.etdump_enabled else 0
+        self.debug_buffer_size = int(opts.get("etdump_debug_buffer_size", DEBUG_BUFFER_SIZE))
+        self.debug_buffer_path = boot.args.get("etdump_debug_buffer")
         npu = boot.npu
         # the runner is built for the board's NPU (run.sh: -DETHOSU_TARGET_NPU_CONFIG=<target>): it selects the
         # driver (ETHOSU55/65 or ETHOSU85 with ETHOSU_MACS) and the perf monitor's PMU events
@@ -319,6 +330,8 @@ class Runner:
         if self.etdump_enabled:
             log.info(msgs["etdump_setup"])
             self.tracer = ETDumpGen(self.perf.cpu_ccntr)
+            if self.debug_level:
+                self.setup_debug_buffer()
         self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, RUNTIME_KERNELS,
                              self.backends)
         self.method.event_tracer = self.tracer
@@ -516,13 +529,36 @@ class Runner:
         return True
 
     # ------------------------------------------------------------------ ETDump
+    def setup_debug_buffer(self) -> None:
+        """The debug buffer from the method allocator (16-aligned), handed to ``set_debug_buffer``, and the debug
+        level (``kIntermediateOutputs`` or ``kProgramOutputs``); without the memory the run goes on without it."""
+        msgs, size = self.msgs, self.debug_buffer_size
+        addr = self.method_alloc.allocate(size, 16)
+        if addr is None:
+            log.error(msgs["etdump_debug_alloc_failed"].format(size=size))
+            return
+        self.tracer.set_debug_buffer(self.bus, addr, size)
+        key = "etdump_debug_intermediate" if self.debug_level >= INTERMEDIATE_OUTPUTS else "etdump_debug_outputs"
+        log.info(msgs[key].format(size=size, addr=addr))
+        self.tracer.set_event_tracer_debug_level(self.debug_level)
+
     def write_etdump(self) -> None:
         """``write_etdump``: to the host file (``--etdump``, as the semihosting build writes etdump.bin) or base64
-        on the console in the block run_fvp.sh extracts."""
+        on the console in the block run_fvp.sh extracts; the debug buffer first (debug_buffer.bin)."""
         if self.tracer is None:
             return
-        data, msgs = self.tracer.get_etdump_data(), self.msgs
+        msgs, tracer = self.msgs, self.tracer
+        debug = tracer.debug_buffer is not None
         path = self.etdump_path or (self.semi["etdump_path"] if self.argv is not None else None)
+        if path and debug:  # the semihosting build: fwrite of the used bytes to debug_buffer.bin
+            dpath = self.debug_buffer_path if self.etdump_path else self.semi["debug_buffer_path"]
+            log.info(msgs["etdump_debug_file"].format(path=dpath))
+            res = self.bus.host_write_file(dpath, tracer.debug_buffer_data())
+            if not res.ok:
+                log.error(msgs["etdump_debug_open_failed"].format(path=dpath, errno=res.errno))
+                self.write_failures.append(f"ETDump debug buffer file {dpath} was not written: {res.strerror} "
+                                           f"(errno {res.errno})")
+        data = tracer.get_etdump_data()
         if path:
             log.info(msgs["etdump_file"].format(path=path))
             res = self.bus.host_write_file(path, data)
@@ -532,8 +568,19 @@ class Runner:
                                            f"(errno {res.errno})")
             return
         encoded = base64.b64encode(data).decode()
-        log.info(msgs["etdump_base64_size"].format(n=len(encoded)))
-        log.printf("".join(line.format(data=encoded, flag="") for line in msgs["etdump_block"]))
+        debug_lines, flag, size = (), "", len(encoded)
+        if debug:
+            dump = tracer.debug_buffer_data()
+            if dump:
+                enc = base64.b64encode(dump).decode()
+                size = max(size, len(enc))  # one base64 buffer that fits both
+                debug_lines = tuple(line.format(data=enc) for line in msgs["etdump_debug_block"])
+                flag = ETDUMP_DEBUG_FLAG
+            else:
+                log.error(msgs["etdump_debug_empty"])
+        log.info(msgs["etdump_base64_size"].format(n=size))
+        block = [line.format(data=encoded, flag=flag) for line in msgs["etdump_block"]]
+        log.printf("".join(block[:1] + list(debug_lines) + block[1:]))
 
     # ------------------------------------------------------------------ outputs
     def print_outputs(self) -> None:
@@ -628,7 +675,7 @@ class Runner:
         ``atol + |rtol * output|`` element by element in memory order, any other dtype byte for byte."""
         if e.scalar_type != o.scalar_type or tuple(e.sizes) != tuple(o.sizes):
             return False
-        self.check(_strides(e.sizes, e.dim_order) == _strides(o.sizes, o.dim_order),
+        self.check(dense_strides(e.sizes, e.dim_order) == dense_strides(o.sizes, o.dim_order),
                    "ArrayRef<executorch::aten::StridesType>(strides, bundled_tensor.dim()) == "
                    "method_output_tensor.strides()",
                    "The two inputs of `tensors_are_close` function shall have same strides")
@@ -737,6 +784,9 @@ class Runner:
                                                   pct=100 * peak // ta.size()))
             else:
                 log.info(msgs["stats_unavailable"].format(pool="temp", kind=ta.name))
+        if self.tracer is not None and self.tracer.debug_buffer is not None:
+            used, size = self.tracer.debug_used, self.tracer.debug_buffer[1]
+            log.info(msgs["etdump_debug_stat"].format(used=used, size=size, free=size - used, pct=100 * used // size))
 
 
 def main(bus, boot_info: dict) -> int:

@@ -12,8 +12,28 @@ What the C++ records and how, as far as this runner's events go:
   ``Method::init``, ``Program::load_method``, and the Ethos-U backend's ``EthosUBackend::execute()``;
 * the result: a size-prefixed flatbuffer with file identifier ``ED00`` and version 0 (``ETDUMP_VERSION``).
 
-Written with the flatbuffers runtime and the generated schema classes (``etdump_schema``). Simplified: no
-allocation events (the runner tracks no allocator), no debug events (intermediate outputs, ``ET_DUMP_OUTPUTS``).
+Debug events (``log_evalue``, when the runner sets a debug buffer and a debug level: ``ET_DUMP_OUTPUTS`` gives
+``kProgramOutputs``, ``ET_DUMP_INTERMEDIATE_OUTPUTS`` ``kIntermediateOutputs``, which includes the outputs):
+
+* a debug event carries the current chain index (``chain_index``, a ``ulong``: the unset chain -1 is written as
+  2**64-1) and instruction (``instruction_id``; the unset debug handle is 0), and one ``Value``: a ``Tensor``
+  (``scalar_type``, ``sizes``, ``strides``, ``offset`` of its bytes in the debug buffer), a ``TensorList`` of
+  them, an ``Int``, ``Double`` or ``Bool``; a program output's value has ``output = true``; no name and no
+  delegate debug id (those are the delegate's own ``log_intermediate_output_delegate``, which the Ethos-U
+  backend does not call);
+* the tensor bytes go to the ``BufferDataSink`` (``data_sinks/buffer_data_sink.cpp``): each blob starts at the
+  next address aligned to 64 (the alignment is of the absolute address: the runner's buffer is only 16-aligned),
+  the gap is zeroed; a tensor of no bytes is not written and gets offset -1 (``(size_t)-1``); a blob that does
+  not fit logs ``Ran out of space to store intermediate outputs.`` and the ``ET_CHECK_MSG`` aborts the run;
+* a scalar type ``get_flatbuffer_scalar_type`` does not know (Half, the quantized types, ...) fails the event
+  after its bytes were written (``This ScalarType = N is not yet supported in ETDump``); here the event is
+  dropped (flatcc's builder would be left inside the open table);
+* an EValue of another tag (None, the lists but Tensor[]) aborts (``This EValue type = N is not yet supported
+  for logging``).
+
+Written with the flatbuffers runtime and the generated schema classes (``etdump_schema``); the debug buffer's
+bytes live in simulated memory (the runner allocates it from the method allocator), so its copies are the
+runner's work. Simplified: no allocation events (the runner tracks no allocator).
 """
 
 from __future__ import annotations
@@ -26,6 +46,16 @@ from . import etdump_schema as S
 
 ETDUMP_VERSION = 0
 
+# EventTracerDebugLogLevel (runtime/core/event_tracer.h)
+NO_LOGGING, PROGRAM_OUTPUTS, INTERMEDIATE_OUTPUTS = 0, 1, 2
+DATA_SINK_ALIGNMENT = 64  # BufferDataSink::create's default alignment (buffer_data_sink.h)
+UNSET_CHAIN_ID, UNSET_DEBUG_HANDLE = -1, 0  # kUnsetChainId, kUnsetDebugHandle (event_tracer.h)
+# get_flatbuffer_scalar_type (etdump_flatcc.cpp): Byte, Char, Short, Int, Long, Float, Double, Bool, Bits16, UInt16
+ETDUMP_SCALAR_TYPES = frozenset((0, 1, 2, 3, 4, 6, 7, 11, 22, 27))
+# EValue tags (runtime/core/tag.h), for the abort message of an EValue log_evalue cannot log
+_TAGS = {"None": 0, "Tensor": 1, "String": 2, "Double": 3, "Int": 4, "Bool": 5, "BoolList": 6, "DoubleList": 7,
+         "List": 7, "IntList": 8, "TensorList": 9, "OptionalTensorList": 11}
+
 
 class ETDumpGen:
     """Collects profiling events; ``get_etdump_data()`` returns the ETDump bytes."""
@@ -35,6 +65,23 @@ class ETDumpGen:
         self.blocks: list = []  # [(name, [event dict])]
         self.chain_id = -1
         self.debug_handle = -1
+        self.debug_level = NO_LOGGING  # set_event_tracer_debug_level
+        self.debug_buffer = None  # (address, size) of the BufferDataSink's span (set_debug_buffer)
+        self.debug_used = 0  # BufferDataSink::get_used_bytes
+        self.bus = None
+
+    def set_debug_buffer(self, bus, address: int, size: int) -> None:
+        """``set_debug_buffer(Span)``: tensor bytes of debug events go to ``size`` bytes at ``address``."""
+        self.bus, self.debug_buffer, self.debug_used = bus, (address, size), 0
+
+    def set_event_tracer_debug_level(self, level: int) -> None:
+        self.debug_level = level
+
+    def debug_buffer_data(self) -> bytes:
+        """The used part of the debug buffer (what the runner writes out as debug_buffer.bin)."""
+        if self.debug_buffer is None or not self.debug_used:
+            return b""
+        return self.bus.view(self.debug_buffer[0], self.debug_used).tobytes()
 
     def create_event_block(self, name: str) -> None:
         self.blocks.append((name, []))
@@ -70,13 +117,168 @@ class ETDumpGen:
         finally:
             self.chain_id, self.debug_handle = saved
 
+    # ------------------------------------------------------------------ debug events
+    def log_intermediate(self, value, values) -> None:
+        """``event_tracer_log_evalue``: log ``value`` at ``kIntermediateOutputs``."""
+        if self.debug_level >= INTERMEDIATE_OUTPUTS:
+            self.log_evalue(value, values, output=False)
+
+    def log_output(self, value, values) -> None:
+        """``event_tracer_log_evalue_output``: log a program output at ``kProgramOutputs`` and above."""
+        if self.debug_level >= PROGRAM_OUTPUTS:
+            self.log_evalue(value, values, output=True)
+
+    def log_evalue(self, value, values, output: bool) -> None:
+        """``ETDumpGen::log_evalue``: a debug event for one runtime value (``values`` resolves list items)."""
+        from .kernels.signatures import tag_of  # the EValue tag a runtime value carries
+
+        tag = tag_of(value)
+        if tag == "Tensor":
+            t = self._tensor_entry(value)
+            if t is None:
+                return
+            entry = ("tensor", t)
+        elif tag == "TensorList":
+            ts = []
+            for i in value[1]:
+                t = self._tensor_entry(values[i])
+                if t is None:
+                    return
+                ts.append(t)
+            entry = ("tensor_list", ts)
+        elif tag in ("Int", "Double", "Bool"):
+            entry = (tag.lower(), value)
+            output = False  # only Tensor and Tensor[] values get the output flag
+        else:
+            self._fatal("log_evalue", "0",
+                        f"This EValue type = {_TAGS.get(tag, -1)} is not yet supported for logging\n")
+        if not self.blocks:
+            self.create_event_block("Default")
+        # outside an instruction the tracer's chain and debug handle are the unset ones (-1, 0)
+        inside = self.debug_handle != -1
+        self.blocks[-1][1].append({"debug": entry, "output": output,
+                                   "chain": self.chain_id if inside else UNSET_CHAIN_ID,
+                                   "instruction": self.debug_handle if inside else UNSET_DEBUG_HANDLE})
+
+    def _tensor_entry(self, t):
+        """``write_tensor_or_return_error`` + ``add_tensor_entry``: (scalar type, sizes, strides, offset)."""
+        offset = -1  # an empty tensor: (size_t)-1, not written
+        if t.nbytes:
+            offset = self._write(t.raw(self.bus))
+        if t.scalar_type not in ETDUMP_SCALAR_TYPES:
+            from . import log
+
+            log.error(f"This ScalarType = {t.scalar_type} is not yet supported in ETDump")
+            return None
+        return t.scalar_type, t.sizes, t.strides, offset
+
+    def _write(self, data) -> int:
+        """``BufferDataSink::write``: the blob at the next 64-aligned address of the buffer; its offset."""
+        if self.debug_buffer is None:  # no data sink: Error::InvalidArgument, the ET_CHECK_MSG aborts
+            self._fatal("log_evalue", "offset.ok()",
+                        "write_tensor_or_return_error() failed to write tensor to debug buffer")
+        base, size = self.debug_buffer
+        last = base + self.debug_used
+        begin = -(-last // DATA_SINK_ALIGNMENT) * DATA_SINK_ALIGNMENT
+        if begin + len(data) > base + size:
+            from . import log
+
+            log.error("Ran out of space to store intermediate outputs.")
+            self._fatal("log_evalue", "offset.ok()",
+                        "write_tensor_or_return_error() failed to write tensor to debug buffer")
+        if begin > last:
+            self.bus.view(last, begin - last)[:] = 0
+        self.bus.view(begin, len(data))[:] = data
+        self.bus.work("memcpy_byte", len(data) + begin - last)
+        self.debug_used = begin + len(data) - base
+        return begin - base
+
+    def _fatal(self, func: str, cond: str, message: str):
+        from . import log
+
+        log.fatal(f"In function {func}(), assert failed ({cond}): {message}")
+        self.bus.abort(f"ETDump: {message.strip()}")
+
     # ------------------------------------------------------------------ the flatbuffer
+    def _debug_event(self, b, e):
+        def tensor(t):
+            scalar_type, sizes, strides, offset = t
+            S.TensorStartSizesVector(b, len(sizes))
+            for v in reversed(sizes):
+                b.PrependInt64(v)
+            sz = b.EndVector()
+            S.TensorStartStridesVector(b, len(strides))
+            for v in reversed(strides):
+                b.PrependInt64(v)
+            st = b.EndVector()
+            S.TensorStart(b)
+            S.TensorAddScalarType(b, scalar_type)
+            S.TensorAddSizes(b, sz)
+            S.TensorAddStrides(b, st)
+            S.TensorAddOffset(b, offset)
+            return S.TensorEnd(b)
+
+        kind, v = e["debug"]
+        out = None
+        if kind == "tensor":
+            ref = tensor(v)
+        elif kind == "tensor_list":
+            refs = [tensor(t) for t in v]
+            S.TensorListStartTensorsVector(b, len(refs))
+            for r in reversed(refs):
+                b.PrependUOffsetTRelative(r)
+            vec = b.EndVector()
+            S.TensorListStart(b)
+            S.TensorListAddTensors(b, vec)
+            ref = S.TensorListEnd(b)
+        else:
+            start, add, end = {"int": (S.IntStart, S.IntAddIntVal, S.IntEnd),
+                               "double": (S.DoubleStart, S.DoubleAddDoubleVal, S.DoubleEnd),
+                               "bool": (S.BoolStart, S.BoolAddBoolVal, S.BoolEnd)}[kind]
+            start(b)
+            add(b, v)
+            ref = end(b)
+        if e["output"]:
+            S.BoolStart(b)
+            S.BoolAddBoolVal(b, True)
+            out = S.BoolEnd(b)
+        S.ValueStart(b)
+        if kind == "tensor":
+            S.ValueAddVal(b, S.ValueType.Tensor)
+            S.ValueAddTensor(b, ref)
+        elif kind == "tensor_list":
+            S.ValueAddVal(b, S.ValueType.TensorList)
+            S.ValueAddTensorList(b, ref)
+        elif kind == "int":
+            S.ValueAddVal(b, S.ValueType.Int)
+            S.ValueAddIntValue(b, ref)
+        elif kind == "double":
+            S.ValueAddVal(b, S.ValueType.Double)
+            S.ValueAddDoubleValue(b, ref)
+        else:
+            S.ValueAddVal(b, S.ValueType.Bool)
+            S.ValueAddBoolValue(b, ref)
+        if out is not None:
+            S.ValueAddOutput(b, out)
+        value = S.ValueEnd(b)
+        S.DebugEventStart(b)
+        S.DebugEventAddChainIndex(b, e["chain"] & 0xFFFFFFFFFFFFFFFF)
+        S.DebugEventAddInstructionId(b, e["instruction"])
+        S.DebugEventAddDebugEntry(b, value)
+        de = S.DebugEventEnd(b)
+        S.EventStart(b)
+        S.EventAddDebugEvent(b, de)
+        return S.EventEnd(b)
+
     def get_etdump_data(self) -> bytes:
         b = flatbuffers.Builder(1024)
         runs = []
         for name, events in self.blocks:
             refs = []
             for e in events:
+                if "debug" in e:
+                    refs.append(self._debug_event(b, e))
+                    continue
                 n = b.CreateString(e["name"])
                 S.ProfileEventStart(b)
                 S.ProfileEventAddName(b, n)

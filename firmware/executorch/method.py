@@ -21,9 +21,20 @@ import numpy as np
 
 from . import log
 from .error import Error, RuntimeFailure
+from .etdump import INTERMEDIATE_OUTPUTS
 from .program import DYNAMIC_UNBOUND, SCALAR_TYPES, STATIC, Program
 
 BOOL_TYPE = 11
+
+
+def dense_strides(sizes, dim_order) -> tuple:
+    """``dim_order_to_stride``: element strides of a dense tensor of ``sizes`` laid out in ``dim_order``."""
+    strides = [0] * len(sizes)
+    step = 1
+    for d in reversed(tuple(dim_order)):
+        strides[d] = step
+        step *= sizes[d]
+    return tuple(strides)
 
 
 class RtTensor:
@@ -39,6 +50,11 @@ class RtTensor:
         name, self.elem_size, self.dtype = SCALAR_TYPES[scalar_type]
         self.numel = math.prod(self.sizes)
         self.nbytes = self.numel * self.elem_size
+
+    @property
+    def strides(self) -> tuple:
+        """``dim_order_to_stride``: element strides of the dense tensor laid out in ``dim_order``."""
+        return dense_strides(self.sizes, self.dim_order)
 
     @property
     def type_name(self) -> str:
@@ -257,6 +273,23 @@ class Method:
         tracer.create_event_block("Execute")  # Method::execute: its block and its event
         with tracer.profile("Method::execute"):
             self._execute(tracer)
+        for v in self.output_values():  # Method::log_outputs, after the Method::execute event
+            tracer.log_output(v, self.values)
+
+    def _out_args(self, opname: str, indices: list) -> list:
+        """The value indices the codegen's kernel wrapper logs after the call (``gen.py``:
+        ``event_tracer_log_evalue(..., *stack[output_id])``): an out variant's ``out`` arguments, a functional
+        operator's returned value. The emitter lists an instruction's arguments as the schema's other arguments
+        (the kernel's signature), then the ``out`` arguments, then the returned values, which are the same
+        values as the ``out`` arguments."""
+        from .kernels.registry import REGISTRY
+
+        sig = REGISTRY.signature(opname)
+        rest = list(indices[len(sig.split(",")) if sig else 0:])
+        k = len(rest) // 2
+        if k and len(rest) == 2 * k and rest[:k] == rest[k:]:
+            return rest[:k]
+        return rest
 
     def _execute(self, tracer) -> None:
         bus = self.bus
@@ -276,7 +309,11 @@ class Method:
                     bus.trace("B", "cpu", opname)
                     try:
                         with tracer.instruction("OPERATOR_CALL", 0, pc) if tracer else _NO_EVENT:
-                            _call_kernel(a, KernelContext(self, temp), [self.values[i] for i in b], opname)
+                            args = [self.values[i] for i in b]
+                            _call_kernel(a, KernelContext(self, temp), args, opname)
+                            if tracer and tracer.debug_level >= INTERMEDIATE_OUTPUTS:
+                                for i in self._out_args(opname, b):  # event_tracer_log_evalue per out arg
+                                    tracer.log_intermediate(self.values[i], self.values)
                     except RuntimeFailure as e:
                         log.error(msgs["kernel_failed"].format(chain=0, index=pc, op=opname, status=int(e.code)))
                         raise
@@ -288,7 +325,11 @@ class Method:
                     bus.trace("B", "delegate", name)
                     try:
                         with tracer.instruction("DELEGATE_CALL", 0, pc) if tracer else _NO_EVENT:
-                            backend.execute(self, handle, [self.values[i] for i in b])
+                            args = [self.values[i] for i in b]
+                            backend.execute(self, handle, args)
+                            if tracer and tracer.debug_level >= INTERMEDIATE_OUTPUTS:
+                                for v in args:  # every argument, inputs too (method.cpp cannot tell them apart)
+                                    tracer.log_intermediate(v, self.values)
                     except RuntimeFailure as e:
                         log.error(msgs["delegate_failed"].format(index=pc, status=int(e.code)))
                         raise

@@ -114,6 +114,16 @@ _COMMON_MESSAGES = {
                      "# Generate cpu cycle table with:\n",
                      "python3 -m devtools.inspector.inspector_cli --etdump_path etdump.bin {flag} --source_time_scale "
                      "cycles --target_time_scale cycles\n", "#[END]\n"),
+    # ET_DUMP_OUTPUTS / ET_DUMP_INTERMEDIATE_OUTPUTS: the debug buffer (addr: printed with "0x%p", newlib's %p
+    # has its own 0x); its base64 lines follow "#[RUN THIS]", the flag goes into the inspector_cli line
+    "etdump_debug_intermediate": "ETDump: Allocated intermediate output buffer size: {size} at 0x0x{addr:x}",
+    "etdump_debug_outputs": "ETDump: Allocated output buffer size: {size} at 0x0x{addr:x}",
+    "etdump_debug_alloc_failed": "ETDump: Could not allocate memory for output buffer size {size}",
+    "etdump_debug_stat": "ETDump_outputs_buffer:     {used} / {size} free: {free} ( used: {pct} % ) ",
+    "etdump_debug_empty": "No ETDump output buffers saved in the data area",
+    "etdump_debug_block": ("# Writing debug_buffer.bin [base64]\n", 'echo "{data}" | base64 -d >debug_buffer.bin\n'),
+    "etdump_debug_file": "Writing etdump debug_buffer to file: {path}",
+    "etdump_debug_open_failed": "Could not open etdump debug buffer file {path} (errno: {errno})",
     "write_partial": "Failed to write whole output file {path}, wrote {written} of {size} bytes",
     "element_float": "{label}[{i}][{j}]: (float) {v:f}\n",
     "element_int": "{label}[{i}][{j}]: (int) {v}\n",
@@ -239,6 +249,7 @@ PROFILES["executorch-main-cff6f4dd"] = dict(
         "file_pool_size": 60 * 1024 * 1024,  # ET_ARM_BAREMETAL_SEMIHOSTING_FILE_ALLOCATOR_POOL_SIZE default
         "file_alignment": 4,               # allocate(file_size): MemoryAllocator::kDefaultAlignment, alignof(void*)
         "etdump_path": "etdump.bin",       # write_etdump: fopen("etdump.bin") in the semihosting cwd
+        "debug_buffer_path": "debug_buffer.bin",  # and fopen("debug_buffer.bin") for the debug buffer, first
     },
     pte_addr_span=0x10000000,              # ET_MODEL_PTE_ADDR: model_size = 0x10000000 (the size is not known)
     messages=dict(
@@ -261,6 +272,10 @@ PROFILES["executorch-main-cff6f4dd"] = dict(
         pte_loaded_size_addr="model_pte_loaded_size:      {size} bytes. (pte size unknown when not baked into elf)",
     ),
 )
+
+# write_etdump's debug_buffer_flag when it printed the debug buffer: the %s of the inspector_cli line (a value,
+# not a log format)
+ETDUMP_DEBUG_FLAG = "--debug_buffer_path debug_buffer.bin"
 
 DEFAULT_PROFILE = "executorch-1.5"
 TUTORIAL_PROFILE = "executorch-pr12353"

@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the run's ETDump (ExecuTorch devtools: Inspector(etdump_path=FILE)) to FILE, as the "
                           "runner built with ET_EVENT_TRACER_ENABLED and semihosting writes etdump.bin "
                           "(-C firmware.options.etdump=true prints it base64 as the non-semihosting build does)")
+    run.add_argument("--etdump-debug-buffer", metavar="FILE",
+                     help="with --etdump and -C firmware.options.etdump_debug=outputs|intermediate: write the debug "
+                          "buffer (the debug events' tensor data; Inspector(debug_buffer_path=FILE)) to FILE, as the "
+                          "semihosting runner writes debug_buffer.bin")
     run.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N simulated CPU cycles")
     run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
@@ -212,7 +216,25 @@ def cmd_run(args) -> int:
         r = check_writable(args.etdump)
         if not r.ok:
             raise ConfigError(f"--etdump {args.etdump}: cannot write: {r.strerror}")
-    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded, "etdump": args.etdump}
+    options = getattr(spec.firmware, "options", None) or {}
+    debug = options.get("etdump_debug", "none") != "none"
+    if debug and not (args.etdump or options.get("etdump") is True):
+        raise ConfigError("firmware.options.etdump_debug needs the ETDump (--etdump FILE or "
+                          "-C firmware.options.etdump=true)")
+    if args.etdump_debug_buffer:
+        from ..safe_write import check_writable
+
+        if not (args.etdump and debug):
+            raise ConfigError("--etdump-debug-buffer needs --etdump FILE and -C firmware.options.etdump_debug="
+                              "outputs|intermediate")
+        r = check_writable(args.etdump_debug_buffer)
+        if not r.ok:
+            raise ConfigError(f"--etdump-debug-buffer {args.etdump_debug_buffer}: cannot write: {r.strerror}")
+    elif args.etdump and debug:
+        raise ConfigError("firmware.options.etdump_debug with --etdump: name the debug buffer's file too "
+                          "(--etdump-debug-buffer FILE)")
+    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded, "etdump": args.etdump,
+                "etdump_debug_buffer": args.etdump_debug_buffer}
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,

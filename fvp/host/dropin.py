@@ -477,6 +477,8 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
             overrides += [f"firmware.pools.{pool}.size=0" for pool in spec0.firmware.pools if pool not in elf.pools]
         if elf.etdump:  # built with the ETDump event tracer: the runner prints the #[RUN THIS] block
             overrides.append("firmware.options.etdump=true")
+            if elf.etdump_debug != "none":  # and with ET_DUMP_(INTERMEDIATE_)OUTPUTS: the debug buffer too
+                overrides.append(f"firmware.options.etdump_debug={elf.etdump_debug}")
         if elf.pools:
             elf_note = ("pools from the ELF: " + ", ".join(f"{k} {v[1]} bytes" for k, v in sorted(elf.pools.items()))
                         + mode_note)

@@ -17,7 +17,9 @@ optional extra ``elf``):
   symbols say where each pool is. ``ElfImage.runner_layout`` says the ELF records the runner's own pools (method
   and temp): then the pools it lacks are not in that build;
 - whether the runner was built with the ETDump event tracer (``ET_EVENT_TRACER_ENABLED``): its code prints the
-  ``#[RUN THIS]`` block run_fvp.sh looks for, so that string is in the ELF's read-only data (``ElfImage.etdump``).
+  ``#[RUN THIS]`` block run_fvp.sh looks for, so that string is in the ELF's read-only data (``ElfImage.etdump``);
+  with ``ET_DUMP_INTERMEDIATE_OUTPUTS`` (what run.sh ``--etdump`` adds) or ``ET_DUMP_OUTPUTS`` also the debug
+  buffer's "ETDump: Allocated ..." line (``ElfImage.etdump_debug``; ``ET_DEBUG_BUFFER_SIZE`` is not read).
 
 An ML Embedded Evaluation Kit (MLEK) application ELF holds a ``.tflite`` instead, for the TFLite Micro image
 (MLEK ``scripts/py/templates/tflite.cc.template``, ``BufAttributes.hpp``, ``ethosu_mem_config.h``, the MPS3
@@ -58,6 +60,9 @@ _POOL_SECTIONS = {
 }
 RUNNER_POOLS = ("method", "temp")  # every arm_executor_runner build has these two
 ETDUMP_MARK = b"#[RUN THIS]"  # printed by the runner's ETDump code (arm_executor_runner.cpp), so in its strings
+# ET_DUMP_INTERMEDIATE_OUTPUTS / ET_DUMP_OUTPUTS: the runner's log line when it sets the debug buffer
+ETDUMP_DEBUG_MARKS = ((b"ETDump: Allocated intermediate output buffer size", "intermediate"),
+                      (b"ETDump: Allocated output buffer size", "outputs"))
 STRINGS_LIMIT = 64 << 20  # sections searched for it: the runner's own (a program's section is skipped)
 MODEL_SECTION = "network_model_sec"
 MODEL_SYMBOL = "model_pte"
@@ -82,6 +87,7 @@ class ElfImage:
     pools: dict = field(default_factory=dict)  # name -> (address, size)
     pool_symbols: dict = field(default_factory=dict)  # name -> the symbol or section it was read from
     etdump: bool = False  # built with the ETDump event tracer
+    etdump_debug: str = "none"  # and with ET_DUMP_INTERMEDIATE_OUTPUTS ("intermediate") or ET_DUMP_OUTPUTS
     machine: str = ""
 
     @property
@@ -186,11 +192,15 @@ def _read(elf, path: str, symtab_cls) -> ElfImage:
                 img.pool_symbols["fast_scratch"] = "ethosu_fast_scratch"
     if img.program is None:
         _read_mlek(img, sections, symbols, data_at)
-    img.etdump = any(ETDUMP_MARK in s.data() for s in sections
-                     if s["sh_type"] == "SHT_PROGBITS" and s["sh_flags"] & 0x2 and s["sh_size"] <= STRINGS_LIMIT
-                     and s.name != MODEL_SECTION and not (img.program_address is not None
-                                                          and s["sh_addr"] <= img.program_address
-                                                          < s["sh_addr"] + s["sh_size"]))
+    strings = [s.data() for s in sections
+               if s["sh_type"] == "SHT_PROGBITS" and s["sh_flags"] & 0x2 and s["sh_size"] <= STRINGS_LIMIT
+               and s.name != MODEL_SECTION and not (img.program_address is not None
+                                                    and s["sh_addr"] <= img.program_address
+                                                    < s["sh_addr"] + s["sh_size"])]
+    img.etdump = any(ETDUMP_MARK in d for d in strings)
+    if img.etdump:
+        img.etdump_debug = next((level for mark, level in ETDUMP_DEBUG_MARKS if any(mark in d for d in strings)),
+                                "none")
     return img
 
 
