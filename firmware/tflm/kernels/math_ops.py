@@ -10,8 +10,11 @@
 - RSQRT float32: ``1.f / std::sqrt(x)``; int8: multiplier 1 / (sqrtf(s_in) * s_out) (the product in float, the
   quotient in double), per element v = x - zp_in: 0 gives 127, otherwise ``GetInvSqrtQuantizedMultiplierExp(v)``,
   data = MBQM(1, inv, shift + 20), MBQM(data, multiplier, shift_out - 20) + zp_out, clamped; an input below the
-  zero point stops the run (TFLM's Eval: ``Rsqrt is only defined for positive values``). TFLM's Prepare takes
-  float32 and int8 only.
+  zero point stops the run (TFLM's Eval: ``Rsqrt is only defined for positive values``). int16 the same with
+  zero points 0 and the int16 range: TFLM's Prepare means to take float32 and int8 only, but its type check
+  (``IsSupportedType(input->type)`` on the template's unnamed parameter: a cast to a function pointer, never
+  null) lets every type through to the Eval, which runs int16. The same holds for ABS and the float-only
+  operators: their Evals refuse the other types; here Prepare refuses them.
 - ABS float32; int8 (and quantized int16 with zero points 0): |x - zp_in|, rescaled by MBQM with
   QuantizeMultiplier(s_in / s_out in float) when the two float scales differ, + zp_out, clamped; unquantized int16:
   ``std::abs`` (-32768 stays -32768).
@@ -108,36 +111,36 @@ def _quantized(ti, to, name):
 
 @register("RSQRT")
 def prepare_rsqrt(ctx, op):
-    ti, to = _unary_types(ctx, op, (TYPE_FLOAT32, TYPE_INT8))
+    ti, to = _unary_types(ctx, op, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16))
     n = max(to.numel, 1)
     if ti.type == TYPE_FLOAT32:
         def run(ins, outs):
             outs[0][...] = np.float32(1) / np.sqrt(ins[0].astype(np.float32))
         return Prepared(run, ("kernel.default", n))
     zi, zo = _quantized(ti, to, "RSQRT")
+    if ti.type == TYPE_INT16:
+        ensure(zi == 0 and zo == 0, f"RSQRT: int16 zero points must be 0 (they are [{zi}, {zo}])")
     prod = np.float32(np.sqrt(np.float32(ti.params_scale))) * np.float32(to.params_scale)  # in float
     m, sh = fx.quantize_multiplier(1.0 / float(np.float32(prod)))
     lo, hi = QRANGE[to.type]
     k_shift = 20
-    table = np.empty(256, np.int64)  # by input value + 128
-    for x in range(-128, 128):
-        v = x - zi
-        if v < 0:
-            table[x + 128] = 0  # refused at run time
-            continue
+    cache: dict = {}
+
+    def value(v: int) -> int:
         if v == 0:
-            table[x + 128] = hi
-            continue
+            return hi
         inv, inv_shift = fx.get_inv_sqrt_quantized_multiplier_exp(v, -1)
         data = int(fx.mbqm(1, inv, inv_shift + k_shift))
-        table[x + 128] = min(max(int(fx.mbqm(data, m, sh - k_shift)) + zo, lo), hi)
+        return min(max(int(fx.mbqm(data, m, sh - k_shift)) + zo, lo), hi)
     dtype = to.dtype
 
     def run(ins, outs):
         x = ins[0].astype(np.int64)
         if x.size and x.min() < zi:
             raise KernelCheckFailed("RSQRT: Rsqrt is only defined for positive values")
-        outs[0][...] = table[x + 128].astype(dtype)
+        keys, inverse = np.unique(x, return_inverse=True)
+        vals = np.array([cache.setdefault(int(k), value(int(k) - zi)) for k in keys], np.int64)
+        outs[0][...] = vals[inverse].reshape(x.shape).astype(dtype)
     return Prepared(run, ("kernel.default", n))
 
 

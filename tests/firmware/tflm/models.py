@@ -611,6 +611,61 @@ ISSUE19_MODELS.update({
 })
 
 
+def m_compare(kind, dtype="int8", bshape=(2, 3, 5), s1=0.1, z1=3, s2=0.1, z2=3):
+    if dtype == "int8":
+        a, b = _q("a", [2, 3, 5], s1, z1), _q("b", list(bshape), s2, z2)
+    else:
+        a, b = T("a", [2, 3, 5], dtype), T("b", list(bshape), dtype)
+    return build([a, b, T("y", [2, 3, 5], "bool")], [Op(kind, ["a", "b"], ["y"])], ["a", "b"], ["y"])
+
+
+def m_select(dtype="int8", cshape=(2, 3, 5), xshape=(2, 3, 5), yshape=(2, 3, 5), out=(2, 3, 5)):
+    return build([T("c", list(cshape), "bool"), _qt("x", list(xshape), dtype), _qt("yv", list(yshape), dtype),
+                  _qt("y", list(out), dtype)], [Op("SELECT_V2", ["c", "x", "yv"], ["y"])], ["c", "x", "yv"], ["y"])
+
+
+def m_cast(src, dst, shape=(3, 40)):
+    return build([T("x", list(shape), src), T("y", list(shape), dst)], [Op("CAST", ["x"], ["y"])], ["x"], ["y"])
+
+
+def m_fill(dtype="float32", dims_type="int32", shape=(2, 3, 4)):
+    v = _qt("v", [], dtype)
+    return build([T("d", [len(shape)], dims_type, np.array(shape)), v, _qt("y", list(shape), dtype)],
+                 [Op("FILL", ["d", "v"], ["y"])], ["v"], ["y"])
+
+
+def m_shape_op(dtype="int8", shape=(2, 3, 4, 5)):
+    return build([_qt("x", list(shape), dtype), T("y", [len(shape)], "int32")],
+                 [Op("SHAPE", ["x"], ["y"], ("ShapeOptions", {"OutType": 2}))], ["x"], ["y"])
+
+
+def m_zeros_like(dtype="float32"):
+    return build([_qt("x", [3, 7], dtype), _qt("y", [3, 7], dtype)], [Op("ZEROS_LIKE", ["x"], ["y"])], ["x"], ["y"])
+
+
+ISSUE19_MODELS.update({
+    "shape_int8": m_shape_op, "shape_f32_1d": lambda: m_shape_op("float32", (7,)),
+    "fill_f32": m_fill, "fill_int32_int64_dims": lambda: m_fill("int32", "int64", (5, 2)),
+    "fill_int8": lambda: m_fill("int8", "int32", (3, 3)),
+    "zeros_like_f32": m_zeros_like, "zeros_like_int32": lambda: m_zeros_like("int32"),
+    "zeros_like_int64": lambda: m_zeros_like("int64"),
+    "select_v2_int8": m_select, "select_v2_f32_broadcast": lambda: m_select("float32", (1, 3, 1), (2, 1, 5), (1,)),
+    "select_v2_int16_broadcast": lambda: m_select("int16", (2, 3, 5), (3, 5), (2, 1, 5)),
+    **{f"{k.lower()}_{d}": (lambda k=k, d=d: m_compare(k, d, (1, 3, 5) if d == "int32" else (2, 3, 5)))
+       for k in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")
+       for d in ("int8", "float32", "int32")},
+    "less_int8_scales": lambda: m_compare("LESS", "int8", (2, 1, 5), 0.1, 3, 0.23, -7),
+    "greater_equal_int8_scales": lambda: m_compare("GREATER_EQUAL", "int8", (2, 3, 5), 0.5, -100, 0.03, 20),
+    "equal_int8_scales": lambda: m_compare("EQUAL", "int8", (2, 3, 5), 0.1, 0, 0.05, 0),
+    "greater_int64": lambda: m_compare("GREATER", "int64", (5,)),
+    "equal_bool": lambda: m_compare("EQUAL", "bool"), "not_equal_bool": lambda: m_compare("NOT_EQUAL", "bool", (3, 1)),
+    **{f"cast_{a}_{b}": (lambda a=a, b=b: m_cast(a, b)) for a, b in (
+        ("int8", "float32"), ("int8", "int32"), ("int16", "int8"), ("int16", "float32"), ("int32", "int8"),
+        ("int32", "int16"), ("int32", "float32"), ("float32", "int32"), ("float32", "int8"), ("float32", "int16"),
+        ("bool", "float32"), ("bool", "int32"), ("int8", "int16"))},
+})
+
+
 MODELS = {
     "add": m_add, "add_relu6": lambda: m_add(act=3), "add_broadcast": lambda: m_add(broadcast=True),
     "sub": lambda: m_add(sub=True), "mul": m_mul, "mul_relu": lambda: m_mul(act=1),
@@ -656,5 +711,5 @@ def inputs_for(data: bytes, seed: int = 0) -> list:
             out.append((r.standard_normal(t.shape) * 2).astype(np.float32))
         else:
             info = np.iinfo(t.dtype)
-            out.append(r.integers(info.min, info.max + 1, t.shape).astype(t.dtype))
+            out.append(np.asarray(r.integers(info.min, info.max + 1, t.shape)).astype(t.dtype))
     return out

@@ -617,6 +617,19 @@ def test_squared_difference_int16_runs_as_tflm():
     assert run_cpu(data, [x, y])[0].tolist() == [32767, 23, 0, 4775, 2684, 32767]
 
 
+@pytest.mark.parametrize("si,so,want", [(3e-4, 2e-3, [32767, 28868, 20412, 16667, 2887, 822, 204, 159]),
+                                        (2e-2, 1e-4, [32767, 32767, 32767, 32767, 7071, 2013, 500, 391])])
+def test_rsqrt_int16_runs_as_tflm(si, so, want):
+    """TFLM's RSQRT Prepare lets int16 through (its type check never fails) and its Eval runs the int8 arithmetic
+    on int16; LiteRT 2.3.0's int16 RSQRT gives other values (25748 25566 25385 25203 7593 822 204 159 for the first
+    case). The values are tflite-micro 90b983c2's for the same bytes."""
+    from models import m_unary19
+
+    x = np.zeros((3, 40), np.int16)
+    x[0, :8] = [0, 1, 2, 3, 100, 1234, 20000, 32767]
+    assert run_cpu(m_unary19("RSQRT", "int16", si, 0, so, 0), [x])[0][0, :8].tolist() == want
+
+
 def test_rsqrt_int8_below_the_zero_point_stops_the_run():
     from models import m_unary19
 
@@ -684,12 +697,46 @@ def test_transpose_conv_int8_matches_written_out_scatter(stride, padding, k):
                 assert ours[0, oy, ox, o] == v
 
 
+def test_zeros_like_int8_and_cast_wrap_as_tflm():
+    """ZEROS_LIKE int8 (LiteRT refuses it) writes the integer 0; CAST float32 -> int8 truncates to int32 and keeps
+    the low byte (LiteRT saturates to 127/-128): tflite-micro 90b983c2's values for the same bytes."""
+    from models import m_cast, m_zeros_like
+
+    assert run_cpu(m_zeros_like("int8"), [np.full((3, 7), 5, np.int8)])[0].tolist() == [[0] * 7] * 3
+    x = np.zeros((3, 40), np.float32)
+    x[0, :6] = [300.7, -129.9, 127.9, -0.9, 65536.5 + 200, -1000.2]
+    y = run_cpu(m_cast("float32", "int8"), [x])[0]
+    assert y[0, :6].tolist() == [44, 127, 127, 0, -56, 24]
+
+
 def _bad_models_issue19():
-    from models import _q, m_batch_matmul, m_gather, m_maxmin, m_reduce, m_slice, m_sqdiff, m_transpose_conv, m_unary19
+    from models import (_q, m_batch_matmul, m_cast, m_compare, m_fill, m_gather, m_maxmin, m_reduce, m_select, m_slice,
+                        m_sqdiff, m_transpose_conv, m_unary19, m_zeros_like)
 
     x8 = np.zeros((2, 5, 6, 4), np.int8)
     u16 = np.zeros((3, 40), np.int16)
     return {
+        "shape_int64": (build([_q("x", [2, 3], 0.1, 0), T("y", [2], "int64")], [Op("SHAPE", ["x"], ["y"])], ["x"],
+                              ["y"]), np.zeros((2, 3), np.int8), "SHAPE: Output type INT64 (4) not supported."),
+        "fill_int16": (m_fill("int16"), np.zeros((), np.int16),
+                       "FILL: Fill only currently supports float32 for input 1, got INT16."),
+        "fill_dims": (build([T("d", [2], "int32", np.array([2, 5])), T("v", [], "float32"), T("y", [2, 4], "float32")],
+                            [Op("FILL", ["d", "v"], ["y"])], ["v"], ["y"]), np.zeros((), np.float32),
+                      "FILL: dims [2, 5] are not the output's shape [2, 4]"),
+        "zeros_like_int16": (m_zeros_like("int16"), np.zeros((3, 7), np.int16),
+                             "ZEROS_LIKE: ZerosLike only currently supports int64, int32, and float32, got 7."),
+        "select_int32": (m_select("int32"), np.zeros((2, 3, 5), np.bool_),
+                         "SELECT_V2: Does not support type other than int8|int16|float32, but got INT32"),
+        "greater_int16": (m_compare("GREATER", "int16"), np.zeros((2, 3, 5), np.int16),
+                          "GREATER: int16 not supported (TFLM's Prepare sets the scaling parameters for int8 only)"),
+        "less_int16": (m_compare("LESS", "int16"), np.zeros((2, 3, 5), np.int16), "LESS: Type INT16 (7) not supported."),
+        "greater_bool": (m_compare("GREATER", "bool"), np.zeros((2, 3, 5), np.bool_),
+                         "GREATER: Type BOOL (6) not supported."),
+        "equal_int8_scale": (m_compare("EQUAL", "int8", s1=1.5), np.zeros((2, 3, 5), np.int8),
+                             "EQUAL: int8 input scale 1.5 (QuantizeMultiplierSmallerThanOneExp needs it below 1)"),
+        "cast_to_bool": (m_cast("int32", "bool"), np.zeros((3, 40), np.int32), "CAST: Output type BOOL (6) not supported."),
+        "cast_from_int64": (m_cast("int64", "int32"), np.zeros((3, 40), np.int64),
+                            "CAST: Input type INT64 (4) not supported."),
         "tconv_int16_int32_bias": (m_transpose_conv(dtype="int16", bias="int32"), np.zeros((1, 4, 5, 3), np.int16),
                                    "TRANSPOSE_CONV: int16 input with a INT32 bias (TFLM reads it as int64)"),
         "tconv_hybrid": (build([T("shape", [4], "int32", np.array([1, 4, 4, 2], np.int32)),
@@ -716,8 +763,10 @@ def _bad_models_issue19():
         "sqdiff_int64": (m_sqdiff("int64"), np.zeros((2, 3, 5), np.int64),
                          "SQUARED_DIFFERENCE: SquaredDifference only supports FLOAT32, INT32 , INT16 and INT8 now, "
                          "got 4."),
-        "rsqrt_int16": (m_unary19("RSQRT", "int16", 3e-4, 0, 2e-4, 0), u16,
-                        "RSQRT: Input data type INT16 (7) is not supported."),
+        "rsqrt_int16_zero_point": (m_unary19("RSQRT", "int16", 3e-4, 4, 2e-4, 0), u16,
+                                   "RSQRT: int16 zero points must be 0 (they are [4, 0])"),
+        "rsqrt_int32": (build([T("x", [3], "int32"), T("y", [3], "int32")], [Op("RSQRT", ["x"], ["y"])], ["x"], ["y"]),
+                        np.zeros(3, np.int32), "RSQRT: Input data type INT32 (2) is not supported."),
         "abs_int16_zero_point": (m_unary19("ABS", "int16", 3e-4, 5, 2e-4, 0), u16,
                                  "ABS: int16 zero points must be 0 (they are [5, 0])"),
         "abs_int32": (build([T("x", [3], "int32"), T("y", [3], "int32")], [Op("ABS", ["x"], ["y"])], ["x"], ["y"]),
