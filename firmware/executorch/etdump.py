@@ -8,7 +8,8 @@ What the C++ records and how, as far as this runner's events go:
   chain and debug handle when the event is not an operator's own: ``EXECUTORCH_PROF_SCOPE`` inside a delegate
   takes the delegate call's instruction), start and end time in the platform's ticks (``et_pal_current_ticks``:
   the Cortex-M cycle counter); an event is written when it ends, so an event nested in another comes first;
-* the operator events ``OPERATOR_CALL`` and ``DELEGATE_CALL`` (``Method::execute_instruction``), ``Method::execute``,
+* the operator events ``OPERATOR_CALL`` (holding the kernel wrapper's ``native_call_<op>``, ``codegen/gen.py``) and
+  ``DELEGATE_CALL`` (``Method::execute_instruction``), ``Method::execute``,
   ``Method::init``, ``Program::load_method``, and the Ethos-U backend's ``EthosUBackend::execute()``;
 * the result: a size-prefixed flatbuffer with file identifier ``ED00`` and version 0 (``ETDUMP_VERSION``).
 
@@ -63,8 +64,8 @@ class ETDumpGen:
     def __init__(self, ticks):
         self.ticks = ticks  # () -> int: the platform's current ticks
         self.blocks: list = []  # [(name, [event dict])]
-        self.chain_id = -1
-        self.debug_handle = -1
+        self.chain_id = UNSET_CHAIN_ID  # EventTracer's chain_id_ / debug_handle_ (event_tracer.h)
+        self.debug_handle = UNSET_DEBUG_HANDLE
         self.debug_level = NO_LOGGING  # set_event_tracer_debug_level
         self.debug_buffer = None  # (address, size) of the BufferDataSink's span (set_debug_buffer)
         self.debug_used = 0  # BufferDataSink::get_used_bytes
@@ -282,7 +283,7 @@ class ETDumpGen:
                 n = b.CreateString(e["name"])
                 S.ProfileEventStart(b)
                 S.ProfileEventAddName(b, n)
-                S.ProfileEventAddChainIndex(b, max(e["chain"], 0))
+                S.ProfileEventAddChainIndex(b, e["chain"])  # -1 outside an instruction, as etdump_flatcc writes
                 S.ProfileEventAddInstructionId(b, e["instruction"])
                 S.ProfileEventAddStartTime(b, e["start"] & 0xFFFFFFFFFFFFFFFF)
                 S.ProfileEventAddEndTime(b, e["end"] & 0xFFFFFFFFFFFFFFFF)

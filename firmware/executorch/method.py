@@ -310,10 +310,13 @@ class Method:
                     try:
                         with tracer.instruction("OPERATOR_CALL", 0, pc) if tracer else _NO_EVENT:
                             args = [self.values[i] for i in b]
-                            _call_kernel(a, KernelContext(self, temp), args, opname)
-                            if tracer and tracer.debug_level >= INTERMEDIATE_OUTPUTS:
-                                for i in self._out_args(opname, b):  # event_tracer_log_evalue per out arg
-                                    tracer.log_intermediate(self.values[i], self.values)
+                            # the codegen'd kernel wrapper's own scope (codegen/gen.py: EventTracerProfileOpScope
+                            # "native_call_<schema name>" around the call and its output logging)
+                            with tracer.profile(f"native_call_{opname.split('::', 1)[-1]}") if tracer else _NO_EVENT:
+                                _call_kernel(a, KernelContext(self, temp), args, opname)
+                                if tracer and tracer.debug_level >= INTERMEDIATE_OUTPUTS:
+                                    for i in self._out_args(opname, b):  # event_tracer_log_evalue per out arg
+                                        tracer.log_intermediate(self.values[i], self.values)
                     except RuntimeFailure as e:
                         log.error(msgs["kernel_failed"].format(chain=0, index=pc, op=opname, status=int(e.code)))
                         raise

@@ -54,6 +54,8 @@ def test_etdump_file_has_the_runtimes_events(tmp_path, program):
     assert names[-1] == "Method::execute" and "DELEGATE_CALL" in names and "EthosUBackend::execute()" in names
     assert all(s <= e for _, _, _, s, e in ex)
     top = ex[-1]
+    # outside an instruction the tracer's chain and debug handle are unset: kUnsetChainId -1, kUnsetDebugHandle 0
+    assert (top[1], top[2]) == (0, -1) and all((e[1], e[2]) == (0, -1) for e in blocks[0][1])
     for name, inst, chain, s, e in ex[:-1]:
         assert top[3] <= s <= e <= top[4] and chain == 0
         if name in ("OPERATOR_CALL", "DELEGATE_CALL"):
@@ -175,12 +177,22 @@ def test_debug_events_hold_the_outputs_byte_for_byte(tmp_path, program):
         assert ev[3].Output() is not None and ev[3].Output().BoolVal()
         assert _tensor(ev[3], buf)[4] == f.read_bytes()
     # every instruction's debug events come before its own profile event and carry its chain and instruction
+    # (a kernel's debug events sit inside its wrapper's native_call_<op> event, which ends just before the
+    # OPERATOR_CALL around it, with the same chain and instruction)
     pending = []
     logged = {}
+    native = None
     for ev in ex[:top[0]]:
         if ev[0] == "D":
             pending.append(ev)
             continue
+        if ev[1].startswith("native_call_"):
+            assert native is None and ev[3] == 0, ev
+            native = ev
+            continue
+        if ev[1] == "OPERATOR_CALL":
+            assert native is not None and native[2] == ev[2], (native, ev)
+            native = None
         for dv in pending:
             assert ev[1] in ("OPERATOR_CALL", "DELEGATE_CALL") and (dv[1], dv[2]) == (ev[2], ev[3]) == (dv[1], 0)
             assert dv[3].Output() is None
