@@ -24,4 +24,5 @@ def register(*names):
 
 
 # the kernel modules register themselves
-from . import activations, elementwise, indexing, logic_ops, math_ops, matmul, nn, resize, shape, softmax, strided_slice, transpose_conv  # noqa: E402,F401
+from . import (activations, elementwise, indexing, logic_ops, math_ops, matmul, nn, resize, shape,  # noqa: E402,F401
+               softmax, strided_slice, transpose_conv)

@@ -53,8 +53,7 @@ def prepare_slice(ctx, op):
 
     cb, cs = ctx.const(op.inputs[1]), ctx.const(op.inputs[2])
     if cb is not None and cs is not None:
-        start, stop, ok = bounds(cb, cs)
-        ensure(ok, f"SLICE: begin {[int(v) for v in cb.reshape(-1)]} size {[int(v) for v in cs.reshape(-1)]} do not "
+        ensure(bounds(cb, cs)[2], f"SLICE: begin {[int(v) for v in cb.reshape(-1)]} size {[int(v) for v in cs.reshape(-1)]} do not "
                    f"give the output shape {list(out_shape)} of input {list(shape)}")
 
     def run(ins, outs):

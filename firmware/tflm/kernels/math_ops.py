@@ -171,7 +171,7 @@ def prepare_abs(ctx, op):
 def _float_unary(name, fn):
     @register(name)
     def prepare(ctx, op):
-        ti, to = _unary_types(ctx, op, (TYPE_FLOAT32,))
+        to = _unary_types(ctx, op, (TYPE_FLOAT32,))[1]
 
         def run(ins, outs):
             outs[0][...] = fn(ins[0].astype(np.float64)).astype(np.float32)

@@ -590,8 +590,7 @@ def m_transpose_conv(in_hw=(4, 5), out_hw=(8, 10), k=3, stride=2, padding=0, dty
         if dtype == "float32":
             ts.append(T("b", [cout], "float32", r.standard_normal(cout).astype(np.float32)))
         else:
-            ts.append(T("b", [cout], bias, r.integers(-3000, 3000, cout), [si * s for s in ws] if len(ws) > 1 else
-                        [si * ws[0]] * 1, [0] * (len(ws) if len(ws) > 1 else 1)))
+            ts.append(T("b", [cout], bias, r.integers(-3000, 3000, cout), [si * s for s in ws], [0] * len(ws)))
         ins.append("b")
     return build(ts, [Op("TRANSPOSE_CONV", ins, ["y"], ("TransposeConvOptions", {
         "Padding": padding, "StrideW": stride, "StrideH": stride, "FusedActivationFunction": act}))], ["x"], ["y"])
