@@ -26,6 +26,7 @@ with ExecuTorch when it lives in another environment; ``--zoo`` uses the zoo eve
 from __future__ import annotations
 
 import argparse
+import base64
 import importlib.util
 import os
 import re
@@ -48,6 +49,8 @@ SEP = "-" * 80
 _UPSTREAM_PROBLEM = re.compile(r"^(F|E|\[critical\]|Hard fault.|Info: Simulation is stopping\. Reason: CPU time "
                                r"has been exceeded\.)")
 _OUR_PROBLEM = re.compile(r"^Info: Simulation is stopping\. Reason:")
+# the lines of the runner's #[RUN THIS] block that write a file from base64 (run_fvp.sh runs the block)
+_RUN_THIS_FILE = re.compile(r'^echo "([A-Za-z0-9+/=]*)" \| base64 -d >([\w.]+)$')
 
 # run.sh flags that have no effect here (no cross-compiled runner), with why
 _NO_EFFECT = {
@@ -59,7 +62,6 @@ _NO_EFFECT = {
     "et_build_root": "outputs go to --output (default arm_test/...)",
     "scratch_dir": "no toolchain setup is needed",
     "specify_ethosu_scratch": "the temp pool keeps the size the memory mode gives it",
-    "etdump": "the Python runner does not write ETDump (use `fvp run --profile/--trace`)",
     "model_explorer": "not available", "visualize_pte": "not available", "visualize_tosa": "not available",
     "perf_overlay": "not available",
 }
@@ -309,6 +311,8 @@ class Run:
         board, board_keys = et_build.board_overrides(self.target, self.system_config, self.memory_mode)
         params = et_build.fvp_params(self.target)
         params += [k for k in board_keys if not k.startswith("npu.variant=")]
+        if self.args.etdump:  # run.sh --etdump builds the runner with ETDump and ET_DUMP_INTERMEDIATE_OUTPUTS
+            params += ["firmware.options.etdump=true", "firmware.options.etdump_debug=intermediate"]
         tail = ["--data", f"{self.pte}@0x{self.placement:x}", "--timelimit", f"{self.args.timeout:g}"]
         argv = [x for p in params for x in ("-C", p)] + tail
         shown = [binary] + argv
@@ -344,7 +348,23 @@ class Run:
         res = self._announce_and_run(shown, cmd, "NPU cycles from its timing model, CPU cycles from a cost table.")
         if res is None:
             return EXIT_USAGE
+        if self.args.etdump:
+            self._write_run_this_files(res[1])
         return self._check_problems(*res)
+
+    def _write_run_this_files(self, lines: list[str]) -> None:
+        """What run_fvp.sh does with the runner's ``#[RUN THIS]`` block: the files its ``echo ... | base64 -d``
+        lines write (etdump.bin, debug_buffer.bin), here into the output folder."""
+        inside = False
+        for ln in lines:
+            if ln.startswith("#[RUN THIS]"):
+                inside = True
+            elif ln.startswith("#[END]"):
+                inside = False
+            elif inside and (m := _RUN_THIS_FILE.match(ln)):
+                path = self.output / m.group(2)
+                path.write_bytes(base64.b64decode(m.group(1)))
+                _say(f"{m.group(2)}: {path}")
 
     def _announce_and_run(self, shown: list[str], cmd: list[str], cycles: str) -> tuple[int, list[str]] | None:
         """run_fvp.sh's banner, the logged simulator run, then ``Simulation complete, <status>``; None when the

@@ -42,6 +42,23 @@ def test_tutorial_add(tmp_path):
     assert "Program complete, exiting." in log and "Simulation complete" not in log
 
 
+def test_etdump_writes_what_run_fvp_sh_extracts(tmp_path):
+    """--etdump: the runner built with ETDump and intermediate outputs; the #[RUN THIS] block's files land in the
+    output folder, as run_fvp.sh writes them, and parse with the ETDump schema."""
+    from firmware.executorch.etdump import read_etdump
+
+    rc, out, err = run_sh("--model_name=add", "--target=ethos-u55-128", "--etdump", cwd=tmp_path)
+    assert rc == 0 and "has no effect" not in out, out + err
+    assert "-C firmware.options.etdump=true -C firmware.options.etdump_debug=intermediate" in out
+    out_dir = tmp_path / "arm_test" / "add_arm_delegate_ethos-u55-128"
+    et = read_etdump((out_dir / "etdump.bin").read_bytes())
+    names = {et.RunData(i).Events(j).ProfileEvent().Name().decode() for i in range(et.RunDataLength())
+             for j in range(et.RunData(i).EventsLength()) if et.RunData(i).Events(j).ProfileEvent() is not None}
+    assert {"Method::execute", "DELEGATE_CALL", "EthosUBackend::execute()"} <= names
+    assert (out_dir / "debug_buffer.bin").stat().st_size > 0
+    assert f"etdump.bin: {out_dir.relative_to(tmp_path)}/etdump.bin" in out
+
+
 def test_existing_program_by_path(tmp_path):
     rc, out, err = run_sh(f"--model_name={CORPUS / 'mv2_full_u55-128.bpte'}", cwd=tmp_path)
     assert rc == 0, out + err
