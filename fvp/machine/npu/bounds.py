@@ -58,8 +58,16 @@ def _mib(n: int) -> str:
 def _memory(ctx, region: int, offset: int):
     """(address, (start, size, name) or None) of region offset ``offset``."""
     address = (ctx.bases[region] + offset) & ctx.mask
+    seen = getattr(ctx, "memory_at_cache", None)  # execute's context: the memory map is fixed during a stream
+    if seen is not None:
+        mem = seen.get(address, seen)
+        if mem is not seen:
+            return address, mem
     at = getattr(ctx.memory, "memory_at", None)
-    return address, (at(address) if at is not None else None)
+    mem = at(address) if at is not None else None
+    if seen is not None:
+        seen[address] = mem
+    return address, mem
 
 
 def _check_fm(ctx, op, fm, tensor: str, h: int, w: int, d: int, write: bool) -> None:
@@ -68,7 +76,10 @@ def _check_fm(ctx, op, fm, tensor: str, h: int, w: int, d: int, write: bool) -> 
     ext = fmap.extent(fm, h, w, d)
     if ext is None:
         return
-    nbytes = fmap.storage_bytes(fm, h, w, d)
+    _check_extent(ctx, op, fm, tensor, h, w, d, write, ext, fmap.storage_bytes(fm, h, w, d))
+
+
+def _check_extent(ctx, op, fm, tensor, h, w, d, write, ext, nbytes) -> None:
     address, mem = _memory(ctx, fm.region, ext[0])
     if mem is not None and nbytes > mem[1]:
         raise NpuFault("bus_error", f"{op.mnemonic} at 0x{op.offset:x}: the {tensor} ({h}x{w}x{d} {fm.dtype} "
@@ -108,8 +119,58 @@ def host_bytes(op) -> int:
     return 8 * (2 * n_ifm + 2 * n_ifm2 + 2 * n_pad + 6 * n_ofm + 2 * n_weights) + cols + 2 * stream
 
 
+# Operations that passed check_kernel_op once, by identity (the decoded operations a replayed stream runs
+# again): id -> (operation, (HOST_BYTES_FACTOR, HOST_BYTES_PER_OP), the memory checks: feature maps (tensor,
+# fm, h, w, d, write, extent, bytes) and weight streams). What depends on the operation alone is not
+# recomputed; what depends on memory and the base pointers is checked again, in the same order.
+_CHECKED: dict = {}
+_CHECKED_MAX = 4096
+
+
 def check_kernel_op(ctx, op) -> None:
     """Refuse a kernel operation whose feature maps, weights or host arrays exceed their bounds."""
+    factor = getattr(ctx.engine, "HOST_BYTES_FACTOR", 1)
+    hit = _CHECKED.get(id(op))
+    if hit is not None and hit[0] is op and hit[1] == (factor, HOST_BYTES_PER_OP):
+        for tensor, fm, h, w, d, write, ext, nbytes in hit[2]:
+            _check_extent(ctx, op, fm, tensor, h, w, d, write, ext, nbytes)
+        for wr in hit[3]:
+            _memory_fits(ctx, op, "weight stream", wr.region, wr.address, wr.length)
+        return
+    _check_kernel_op(ctx, op, factor)
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    fms = []
+    for tensor, fm, h, w, d, write in _feature_maps(op):
+        if fm.storage == "CHAINED":
+            continue
+        ext = fmap.extent(fm, h, w, d)
+        if ext is not None:
+            fms.append((tensor, fm, h, w, d, write, ext, fmap.storage_bytes(fm, h, w, d)))
+    streams = list(op.weights) if op.kind in ("CONV", "DEPTHWISE") else []
+    _CHECKED[id(op)] = (op, (factor, HOST_BYTES_PER_OP), fms, streams)
+
+
+def _feature_maps(op):
+    """(tensor, feature map, h, w, d, written) of the areas a kernel operation reads and writes, in check order."""
+    i = op.ifm
+    out = []
+    if op.kind == "ELEMENTWISE":
+        if op.ifm_scalar is None:
+            out.append(("IFM", i, i.height, i.width, i.depth, False))
+        if op.ifm2 is not None and not (op.broadcast is not None and op.broadcast.scalar):
+            f2 = op.ifm2
+            out.append(("IFM2", f2, f2.height, f2.width, f2.depth, False))
+    else:
+        out.append(("IFM", i, i.source_height, i.source_width, i.depth, False))
+        if op.ifm2 is not None:  # U85 convolution with weights from IFM2
+            f2 = op.ifm2
+            out.append(("IFM2", f2, f2.height, f2.width, f2.depth, False))
+    out.append(("OFM", op.ofm, *op.ofm.stored_shape, True))
+    return out
+
+
+def _check_kernel_op(ctx, op, factor) -> None:
     i = op.ifm
     if op.kind == "ELEMENTWISE":
         if op.ifm_scalar is None:
@@ -138,7 +199,6 @@ def check_kernel_op(ctx, op) -> None:
                 raise NpuFault("cmd_parse_error", f"{op.mnemonic} at 0x{op.offset:x} needs {need} weights, but its "
                                f"{wr.length}-byte weight stream can encode at most {most}", offset=op.offset)
             _memory_fits(ctx, op, "weight stream", wr.region, wr.address, wr.length)
-    factor = getattr(ctx.engine, "HOST_BYTES_FACTOR", 1)
     need = host_bytes(op) * factor
     if need > HOST_BYTES_PER_OP:
         raise NpuFault("unsupported", f"{op.mnemonic} at 0x{op.offset:x} is too large to simulate: it needs about "

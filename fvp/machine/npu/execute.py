@@ -89,6 +89,7 @@ class _Ctx:
         self.mask = arch.address_mask
         self.checker = None
         self.chain = {}  # Ethos-U85 chaining buffers: index -> the OFM array a chained operation left there
+        self.memory_at_cache = {}  # bounds: address -> memory.memory_at(address), for this stream's run
 
     def view(self, region: int, offset: int, length: int, write: bool) -> np.ndarray:
         address = (self.bases[region] + offset) & self.mask
@@ -151,11 +152,47 @@ def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
 
 
 def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
-    from .weights import WeightCache, decode_scales
+    from .weights import WeightCache
 
     cache = ctx.weight_cache
     if cache is None:
         cache = ctx.weight_cache = WeightCache()
+    # A decoded operation replayed by a later inference: its streams' bytes compared with the ones it decoded
+    # last time (a copy and a memcmp, no hashing), then the same arrays; any changed byte, or a view that
+    # faults, takes the full path (which raises the same fault in the same order as it always did).
+    active = [c for c in range(len(op.weights)) if len(range(c, op.ofm.depth, len(op.weights)))]
+    memo = cache.by_operation(op, ctx.arch.name)
+    if memo is not None:
+        try:
+            snap = _stream_bytes(ctx, op, active)
+        except NpuFault:
+            snap = None
+        if snap == memo[0]:
+            for c in active:
+                rec._add("r", "weights", op.weights[c].region, op.weights[c].length)
+                rec._add("r", "scales", op.scales[c].region, op.scales[c].length)
+            cache.hits += len(active)
+            return memo[1]
+    result = _decode_weights_and_scales(ctx, rec, op, cache)
+    for a in (result[0], *result[1]):
+        a.flags.writeable = False  # shared by every later replay of this operation
+    cache.remember_operation(op, ctx.arch.name, (_stream_bytes(ctx, op, active), result))
+    return result
+
+
+def _stream_bytes(ctx: _Ctx, op: NpuOperation, active) -> list:
+    """Copies of the weight and scale streams of the cores in ``active``, in the order they are read."""
+    out = []
+    for c in active:
+        wr, sr = op.weights[c], op.scales[c]
+        out.append(ctx.view(wr.region, wr.address, wr.length, False).tobytes())
+        out.append(ctx.view(sr.region, sr.address, sr.length, False).tobytes())
+    return out
+
+
+def _decode_weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation, cache):
+    from .weights import decode_scales
+
     k = op.kernel
     od = op.ofm.depth
     depthwise = op.kind == "DEPTHWISE"
@@ -260,7 +297,21 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
 MAX_ELEMENTS = 1 << 28  # per dense array; larger operations are refused instead of exhausting host memory
 
 
+_SIZE_OK: dict = {}  # id(operation) -> (operation, MAX_ELEMENTS) for operations _check_size passed (a pure
+# function of the two)
+
+
 def _check_size(op: NpuOperation) -> None:
+    hit = _SIZE_OK.get(id(op))
+    if hit is not None and hit[0] is op and hit[1] == MAX_ELEMENTS:
+        return
+    _check_size_of(op)
+    if len(_SIZE_OK) >= 4096:
+        _SIZE_OK.pop(next(iter(_SIZE_OK)))
+    _SIZE_OK[id(op)] = (op, MAX_ELEMENTS)
+
+
+def _check_size_of(op: NpuOperation) -> None:
     o = op.ofm
     sizes = [o.height * o.width * o.depth, op.ifm.height * op.ifm.width * op.ifm.depth]
     k = op.kernel

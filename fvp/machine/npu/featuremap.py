@@ -199,9 +199,26 @@ def _strided(view: np.ndarray, start: int, dtype: str, shape: tuple, strides: tu
     return np.ndarray(shape, dtype, buffer=view, offset=start, strides=strides)
 
 
+_LAYOUTS: dict = {}  # (id(fm), lo, h, w, d, dtype) -> (fm, _layout's list)
+_LAYOUTS_MAX = 8192
+
+
 def _parts(fm, view: np.ndarray, lo: int, h: int, w: int, d: int, dtype: str) -> list:
     """``(rows, cols, channels, array)`` for the pieces of the ``h x w x d`` area: per non-empty tile, the NHWC
-    block, or the NHCWB16 full bricks (a 4-D view) and the partial last brick; each a strided view of memory."""
+    block, or the NHCWB16 full bricks (a 4-D view) and the partial last brick; each a strided view of memory.
+    The layout is computed once per feature-map object and area (a replayed stream meets the same ones)."""
+    key = (id(fm), lo, h, w, d, dtype)
+    hit = _LAYOUTS.get(key)
+    if hit is None or hit[0] is not fm:
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
+        hit = _LAYOUTS[key] = (fm, _layout(fm, lo, h, w, d))
+    return [(rows, cols, chans, _strided(view, base, dtype, shape, strides))
+            for rows, cols, chans, base, shape, strides in hit[1]]
+
+
+def _layout(fm, lo: int, h: int, w: int, d: int) -> list:
+    """:func:`_parts` as ``(rows, cols, channels, byte offset, shape, strides)``."""
     esz = fm.bits // 8
     origin = {0: (0, 0), 1: (0, fm.width0), 2: (fm.height0, 0), 3: (fm.height1, fm.width0)}
     out = []
@@ -210,17 +227,15 @@ def _parts(fm, view: np.ndarray, lo: int, h: int, w: int, d: int, dtype: str) ->
         base = fm.bases[t] - lo
         rows, cols = slice(y0, y0 + ny), slice(x0, x0 + nx)
         if fm.format != "NHCWB16":
-            out.append((rows, cols, slice(0, d), _strided(view, base, dtype, (ny, nx, d),
-                                                          (fm.stride_y, fm.stride_x, esz))))
+            out.append((rows, cols, slice(0, d), base, (ny, nx, d), (fm.stride_y, fm.stride_x, esz)))
             continue
         full = d // 16
         if full:
-            out.append((rows, cols, slice(0, full * 16),
-                        _strided(view, base, dtype, (ny, nx, full, 16), (fm.stride_y, 16 * esz, fm.stride_c, esz))))
+            out.append((rows, cols, slice(0, full * 16), base, (ny, nx, full, 16),
+                        (fm.stride_y, 16 * esz, fm.stride_c, esz)))
         if d > full * 16:
-            out.append((rows, cols, slice(full * 16, d),
-                        _strided(view, base + full * fm.stride_c, dtype, (ny, nx, d - full * 16),
-                                 (fm.stride_y, 16 * esz, esz))))
+            out.append((rows, cols, slice(full * 16, d), base + full * fm.stride_c, (ny, nx, d - full * 16),
+                        (fm.stride_y, 16 * esz, esz)))
     return out
 
 

@@ -283,6 +283,11 @@ def _from_disk(payload: bytes) -> np.ndarray | None:
         return None
 
 
+#: operations whose decoded weights and scales a :class:`WeightCache` keeps by the operation object (in front of
+#: the content-keyed entries; about 2 x the stream bytes each)
+OPERATION_MEMO = 4096
+
+
 class WeightCache:
     """Decoded-weight cache keyed by the stream's bytes and the unpack parameters, LRU-bounded by total bytes.
 
@@ -301,13 +306,38 @@ class WeightCache:
         self.misses = 0
         self.disk = disk
         self.disk_hits = 0
+        self._by_op: dict = {}  # id(operation) -> (operation, arch, (stream copies, decoded result), bytes)
+        self._by_op_bytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def clear(self) -> None:
         self._entries.clear()
+        self._by_op.clear()
+        self._by_op_bytes = 0
         self.total_bytes = 0
+
+    def by_operation(self, op, arch: str):
+        """What :meth:`remember_operation` kept for this very operation object on ``arch``: ``(stream copies,
+        result)``, or None. The caller compares the copies with the streams' bytes now before using it."""
+        hit = self._by_op.get(id(op))
+        if hit is None or hit[0] is not op or hit[1] != arch:
+            return None
+        return hit[2]
+
+    def remember_operation(self, op, arch: str, value) -> None:
+        """Keep ``value`` for the operation object ``op`` (a decoded stream's, replayed by later inferences);
+        at most :data:`OPERATION_MEMO` operations and ``max_bytes`` of stream copies, the oldest dropped first."""
+        size = sum(len(b) for b in value[0])
+        old = self._by_op.pop(id(op), None)
+        if old is not None:
+            self._by_op_bytes -= old[3]
+        while self._by_op and (len(self._by_op) >= OPERATION_MEMO or self._by_op_bytes + size > self.max_bytes):
+            self._by_op_bytes -= self._by_op.pop(next(iter(self._by_op)))[3]
+        if size <= self.max_bytes:
+            self._by_op[id(op)] = (op, arch, value, size)
+            self._by_op_bytes += size
 
     def get(self, stream_bytes, **unpack_kwargs) -> np.ndarray:
         unknown = set(unpack_kwargs) - set(_UNPACK_DEFAULTS) - set(_UNPACK_REQUIRED)

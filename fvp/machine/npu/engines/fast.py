@@ -263,22 +263,72 @@ def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
     return ref.builtin_output(y, op, lut)
 
 
+def _per_channel(v, c: int) -> np.ndarray:
+    """``v`` (a scalar or one value per channel) as a writeable C int64 array of ``c`` values."""
+    if isinstance(v, (int, np.integer)):
+        return np.full(c, v, np.int64)
+    return np.array(np.broadcast_to(np.asarray(v, np.int64), (c,)))
+
+
+def _is_scalar(v) -> bool:
+    return isinstance(v, (int, np.integer))
+
+
+_stage_memo: dict = {}  # (id(op), mult, shift, c) -> (op, the requantize kernel's parameters or None)
+
+
+def _stage_params(op, mult: int, shift: int, c: int):
+    """The requantize kernel's parameters (m, rnd, rnd_dbl, s, zp, lo, hi) for an output stage with one
+    multiplier and shift and no table, or None when it is not the kernel's case (rounding TRUNCATE, a shift
+    outside 0..62, an empty clamp range): the conditions of :func:`output_stage`'s kernel branch, computed once
+    per operation object (a replayed stream passes the same ones again)."""
+    key = (id(op), mult, shift, c)
+    hit = _stage_memo.get(key)
+    if hit is not None and hit[0] is op:
+        return hit[1]
+    params = None
+    mode = op.ofm_round_mode
+    if mode in (0, 2) and 0 <= shift <= 62:
+        ofm = op.ofm
+        rng = ref.clamp_range(op)
+        lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
+        hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
+        if lo <= hi:
+            m = _per_channel(mult, c)
+            s = _per_channel(shift, c)
+            rnd = np.full(c, (1 << (shift - 1)) if shift > 0 else 0, np.int64)
+            rnd_dbl = np.full(c, (1 << 30) if (shift > 31 and mode == 0) else 0, np.int64)
+            params = (m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi))
+    if len(_stage_memo) >= 4096:
+        _stage_memo.pop(next(iter(_stage_memo)))
+    _stage_memo[key] = (op, params)
+    return params
+
+
 def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     """Same contract as :func:`reference.output_stage`; ``value`` is int64 (..., C)."""
     value = np.ascontiguousarray(value, dtype=np.int64)
     shape = value.shape
     c = shape[-1]
     v2 = value.reshape(-1, c)
+    builtin = op.activation.builtin
+    small = None if builtin else _small(v2)
+    if small is False and v2.size and op.activation.table is None and _is_scalar(mult) and _is_scalar(shift):
+        p = _stage_params(op, int(mult), int(shift), c)
+        if p is not None and max(int(v2.max()), -int(v2.min())) < (1 << 30):
+            out = np.empty_like(v2)
+            requantize_kernel(v2, *p, out)
+            return out.reshape(shape)
     # writeable C copies: the kernels are then compiled for one signature (not once more for read-only arrays)
-    m = np.array(np.broadcast_to(np.asarray(mult, np.int64), (c,)))
-    s = np.array(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
-    if op.activation.builtin:
+    m = _per_channel(mult, c)
+    s = _per_channel(shift, c)
+    if builtin:
         return _builtin_output_stage(v2, m, s, op, lut).reshape(shape)
     rng = ref.clamp_range(op)
     kind, tab, lut_signed = _lut_table(op, lut)
     ofm = op.ofm
     mode = op.ofm_round_mode
-    if _small(v2):
+    if small:
         # numpy: the kernels' arithmetic, exact (int64 where it cannot overflow, Python integers otherwise)
         lo, hi = int(ofm.min_value), int(ofm.max_value)
         if (kind == 0 and mode != 1 and v2.size and int(s.max()) <= 31 and int(s.min()) >= 0
@@ -331,13 +381,19 @@ def padded_ifm(ifm, op, fill=0, dtype=np.int64):
     pw = (ow - 1) * k.stride_x + k.dilated_width
     ih, iw = fm.height, fm.width
     C = ifm.shape[2]
-    P = np.full((ph, pw, C), fill, dtype=dtype)
     y0, x0 = k.pad_top, k.pad_left
     hh = max(0, min(ih, ph - y0))
     ww = max(0, min(iw, pw - x0))
+    if (k.upscale == "NONE" and y0 == 0 and x0 == 0 and hh == ph and ww == pw and ifm.shape[0] >= ph
+            and ifm.shape[1] >= pw):
+        x = ifm[:ph, :pw].astype(dtype)  # no padding: the IFM itself, in dtype, minus its zero point
+        x -= fm.zero_point
+        return x
+    P = np.full((ph, pw, C), fill, dtype=dtype)
     if hh <= 0 or ww <= 0:
         return P
-    x = ifm.astype(dtype)
+    rows, cols = (hh, ww) if k.upscale == "NONE" else ((hh + 1) // 2, (ww + 1) // 2)
+    x = ifm[:rows, :cols].astype(dtype)  # only what is placed (an operation may read part of its IFM)
     x -= fm.zero_point
     dst = P[y0:y0 + hh, x0:x0 + ww]
     if k.upscale == "NEAREST":
@@ -748,41 +804,126 @@ _REQUANT_ARGS = "int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int
        f"int64(int64[:, ::1], {_REQUANT_ARGS}, int32[:, ::1])"])
 def _requant_sums_kernel(acc, bias, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
     n, c = acc.shape
+    v = np.empty(c, np.int64)
     for i in range(n):
+        bad = False
         for j in range(c):
-            v = np.int64(acc[i, j]) + bias[j]
-            if v >= (1 << 30) or v <= -(1 << 30):
-                return 1
-            sign = np.int64(1) - np.int64(2) * np.int64(v < 0)
-            y = ((v * mult[j] + rnd[j] + sign * rnd_dbl[j]) >> shift[j]) + zp
-            out[i, j] = min(max(y, lo), hi)
+            x = np.int64(acc[i, j]) + bias[j]
+            v[j] = x
+            bad |= (x >= (1 << 30)) | (x <= -(1 << 30))
+        if bad:
+            return 1
+        _requant_row(v, mult, rnd, rnd_dbl, shift, zp, lo, hi, out[i])
     return 0
 
 
-@njit(f"int64(int32[:, :, ::1], int32[:, :, ::1], int64, int64, int64, int64, {_REQUANT_ARGS}, int32[:, :, ::1])")
-def _depthwise_requant_kernel(P, w, sy, sx, dy, dx, bias, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
-    """DEPTHWISE: ``P`` the padded IFM minus its zero point (PH, PW, C), ``w`` (KH, KW, C)."""
+@njit
+def _requant_row(v, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
+    """The fused kernels' output stage of one row of values ``v`` (each |v| < 2**30, checked by the caller)
+    into ``out``: a branch-free loop, which vectorises (a check inside it would not)."""
+    for j in range(v.shape[0]):
+        x = v[j]
+        sign = np.int64(1) - np.int64(2) * np.int64(x < 0)
+        y = ((x * mult[j] + rnd[j] + sign * rnd_dbl[j]) >> shift[j]) + zp
+        out[j] = min(max(y, lo), hi)
+
+
+#: DEPTHWISE sums are taken in int32 when max|x - zp| * max|w| * taps is below this (else int64; the tests lower
+#: it to 0 to take the int64 side)
+DEPTHWISE_INT32_SUMS = 1 << 31
+_UPSCALE_CODE = {"NONE": 0, "NEAREST": 1, "ZEROS": 2}
+_GEOMETRY_ARGS = "int64, int64, int64, int64, int64, int64, int64, int64, int64"
+
+
+@njit(inline="always")
+def _padded_index(r, n, up):
+    """The IFM row (or column) behind row ``r`` of the padded IFM (``padded_ifm``: ``n`` rows of the IFM, after
+    the upscale, from the top padding on), or -1 where the padded IFM holds the fill."""
+    if r < 0 or r >= n:
+        return -1
+    if up == 0:
+        return r
+    if up == 2 and (r & 1) == 1:
+        return -1
+    return r >> 1
+
+
+@njit(f"int64(int32[:, :, ::1], int32[:, :, ::1], int64, {_GEOMETRY_ARGS}, boolean, {_REQUANT_ARGS}, "
+      f"int32[:, :, ::1])")
+def _depthwise_requant_kernel(x, w, zp_in, sy, sx, dy, dx, top, left, hh, ww, up, narrow, bias, mult, rnd, rnd_dbl,
+                              shift, zp, lo, hi, out):
+    """DEPTHWISE from the IFM ``x`` (its first C channels; ``w`` (KH, KW, C)) with the padding of
+    :func:`padded_ifm` read in place: a tap on the padding adds 0, any other ``x - zp_in``. ``narrow``: the
+    caller has bounded every sum of products below 2**31 (:data:`DEPTHWISE_INT32_SUMS`), so the sums are taken
+    in int32 (vectorised), else in int64."""
     oh, ow, c = out.shape
     kh, kw = w.shape[0], w.shape[1]
     acc = np.empty(c, np.int64)
+    acc32 = np.empty(c, np.int32)
+    zp32 = np.int32(zp_in) if narrow else np.int32(0)
     for oy in range(oh):
         for ox in range(ow):
-            for j in range(c):  # a loop, not acc[:] = 0: slice assignment is slow to compile
-                acc[j] = 0
+            if narrow:
+                for j in range(c):  # a loop, not acc[:] = 0: slice assignment is slow to compile
+                    acc32[j] = 0
+            else:
+                for j in range(c):
+                    acc[j] = 0
             for ky in range(kh):
-                yy = oy * sy + ky * dy
+                iy = _padded_index(oy * sy + ky * dy - top, hh, up)
+                if iy < 0:
+                    continue
                 for kx in range(kw):
-                    xx = ox * sx + kx * dx
-                    for j in range(c):
-                        acc[j] += np.int64(P[yy, xx, j]) * np.int64(w[ky, kx, j])
+                    ix = _padded_index(ox * sx + kx * dx - left, ww, up)
+                    if ix < 0:
+                        continue
+                    if narrow:
+                        for j in range(c):
+                            acc32[j] += (x[iy, ix, j] - zp32) * w[ky, kx, j]
+                    else:
+                        for j in range(c):
+                            acc[j] += (np.int64(x[iy, ix, j]) - zp_in) * np.int64(w[ky, kx, j])
+            bad = False
             for j in range(c):
-                v = acc[j] + bias[j]
-                if v >= (1 << 30) or v <= -(1 << 30):
-                    return 1
-                sign = np.int64(1) - np.int64(2) * np.int64(v < 0)
-                y = ((v * mult[j] + rnd[j] + sign * rnd_dbl[j]) >> shift[j]) + zp
-                out[oy, ox, j] = min(max(y, lo), hi)
+                v = (np.int64(acc32[j]) if narrow else acc[j]) + bias[j]
+                acc[j] = v
+                bad |= (v >= (1 << 30)) | (v <= -(1 << 30))
+            if bad:
+                return 1
+            _requant_row(acc, mult, rnd, rnd_dbl, shift, zp, lo, hi, out[oy, ox])
     return 0
+
+
+@njit(f"void(int32[:, :, ::1], int64, int64, int64, int64, int64, {_GEOMETRY_ARGS}, float32[:, ::1])")
+def _im2col_kernel(x, zp_in, oh, ow, kh, kw, sy, sx, dy, dx, top, left, hh, ww, up, cols):
+    """The float32 im2col matrix of :func:`_im2col` (rows oy * OW + ox, columns (ky * KW + kx) * C + i) from
+    the IFM ``x`` with the padding of :func:`padded_ifm` (fill 0) read in place."""
+    c = x.shape[2]
+    for oy in range(oh):
+        for ox in range(ow):
+            r = oy * ow + ox
+            for ky in range(kh):
+                iy = _padded_index(oy * sy + ky * dy - top, hh, up)
+                for kx in range(kw):
+                    ix = _padded_index(ox * sx + kx * dx - left, ww, up) if iy >= 0 else -1
+                    c0 = (ky * kw + kx) * c
+                    if ix < 0:
+                        for i in range(c):
+                            cols[r, c0 + i] = 0.0
+                    else:
+                        for i in range(c):
+                            cols[r, c0 + i] = np.float32(np.int64(x[iy, ix, i]) - zp_in)
+
+
+def _geometry(op):
+    """The padding arguments of the kernels that read the padded IFM in place: (top, left, rows, columns of the
+    IFM inside the padded IFM, upscale code), as :func:`padded_ifm` places them."""
+    k = op.kernel
+    ph = (op.ofm.height - 1) * k.stride_y + k.dilated_height
+    pw = (op.ofm.width - 1) * k.stride_x + k.dilated_width
+    hh = max(0, min(op.ifm.height, ph - k.pad_top))
+    ww = max(0, min(op.ifm.width, pw - k.pad_left))
+    return k.pad_top, k.pad_left, hh, ww, _UPSCALE_CODE[k.upscale]
 
 
 def _requant_params(op, mult, shift, bias, c, lut):
@@ -791,8 +932,8 @@ def _requant_params(op, mult, shift, bias, c, lut):
     if mode not in (0, 2) or op.activation.table is not None or op.activation.builtin:
         return None
     # writeable copies: the kernels' fixed signatures take writeable C arrays (one compiled version each)
-    m = np.array(np.broadcast_to(np.asarray(mult, np.int64), (c,)))
-    s = np.array(np.broadcast_to(np.asarray(shift, np.int64), (c,)))
+    m = _per_channel(mult, c)
+    s = _per_channel(shift, c)
     if c == 0 or s.max() > 62 or s.min() < 0:
         return None
     ofm = op.ofm
@@ -803,18 +944,39 @@ def _requant_params(op, mult, shift, bias, c, lut):
         return None
     rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
     rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
-    b = np.array(np.broadcast_to(np.asarray(bias, np.int64), (c,)))
+    b = _per_channel(bias, c)
     return b, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
+
+
+_fused_params_memo: dict = {}  # id(bias_scale) -> (bias_scale, op, c, params)
+
+
+def _fused_params(op, bias_scale, c, lut):
+    """:func:`_requant_params` of a CONV/DEPTHWISE, kept for the very (read-only) bias/scale arrays and
+    operation object a replayed stream passes again (``execute`` returns the same arrays for the same bytes)."""
+    key = id(bias_scale)
+    hit = _fused_params_memo.get(key)
+    if hit is not None and hit[0] is bias_scale and hit[1] is op and hit[2] == c:
+        return hit[3]
+    m, s = ref.ofm_scales(op, bias_scale)
+    params = _requant_params(op, m, s, bias_scale[0], c, lut)
+    if isinstance(bias_scale, tuple) and all(isinstance(a, np.ndarray) and not a.flags.writeable
+                                             for a in bias_scale):
+        if len(_fused_params_memo) >= 4096:
+            _fused_params_memo.pop(next(iter(_fused_params_memo)))
+        _fused_params_memo[key] = (bias_scale, op, c, params)
+    return params
 
 
 def _fused_conv(op, ifm, weights, bias_scale, lut):
     """CONV with the fused output stage, or None (then the caller takes the general path)."""
     c = weights.shape[0]
-    m, s = ref.ofm_scales(op, bias_scale)
-    params = _requant_params(op, m, s, bias_scale[0], c, lut)
+    params = _fused_params(op, bias_scale, c, lut)
     if params is None:
         return None
-    acc = np.ascontiguousarray(_conv_sums(ifm, weights, op))
+    acc = _conv_sums_in_place(ifm, weights, op)
+    if acc is None:
+        acc = np.ascontiguousarray(_conv_sums(ifm, weights, op))
     if acc.dtype not in (np.float32, np.int64):
         acc = acc.astype(np.int64)
     out = np.empty(acc.shape, np.int32)
@@ -823,20 +985,78 @@ def _fused_conv(op, ifm, weights, bias_scale, lut):
     return out.reshape(op.ofm.height, op.ofm.width, c)
 
 
+def _conv_sums_in_place(ifm, weights, op):
+    """:func:`_conv_sums` as one float32 GEMM whose im2col matrix is built from the IFM in one pass (padding,
+    zero point and upscale in place), or None when that is not its case (chunked, float64 or int64 sums,
+    several stripes, not an int32 IFM): then :func:`_conv_sums`."""
+    from ..bounds import IM2COL_STRIPE_ELEMENTS
+
+    O, KH, KW, I = weights.shape
+    K = KH * KW * I
+    oh, ow = op.ofm.height, op.ofm.width
+    if ifm.dtype != np.int32 or ifm.shape[2] != I or oh * ow * K > IM2COL_STRIPE_ELEMENTS:
+        return None
+    if oh * ow * K * O > STRIPE_MACS:
+        return None
+    prod = max(_abs_max(ifm, op.ifm.zero_point) * _weights_entry(weights)["amax"], 1)
+    if (EXACT_F32 - 1) // prod < K:
+        return None
+    top, left, hh, ww, up = _geometry(op)
+    x = np.ascontiguousarray(ifm)
+    if hh and ww and (x.shape[0] < _rows_read(hh, up) or x.shape[1] < _rows_read(ww, up)):
+        return None
+    if not x.flags.writeable:
+        x = x.copy()
+    k = op.kernel
+    interruption_point()
+    cols = np.empty((oh * ow, K), np.float32)
+    _im2col_kernel(x, op.ifm.zero_point, oh, ow, KH, KW, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x,
+                   top, left, hh, ww, up, cols)
+    return cols @ _gemm_weights(weights, np.float32)
+
+
 def _fused_depthwise(op, ifm, weights, bias_scale, lut):
     """DEPTHWISE with the fused output stage, or None."""
     c = weights.shape[0]
-    m, s = ref.ofm_scales(op, bias_scale)
-    params = _requant_params(op, m, s, bias_scale[0], c, lut)
+    params = _fused_params(op, bias_scale, c, lut)
     if params is None:
         return None
     k = op.kernel
-    P = np.ascontiguousarray(padded_ifm(ifm[:, :, :c], op, dtype=np.int32))
-    w = np.array(np.transpose(weights[:, :, :, 0], (1, 2, 0)), dtype=np.int32, order="C")  # writeable copy
+    if ifm.dtype != np.int32 or ifm.shape[2] < c:
+        return None
+    x = np.ascontiguousarray(ifm)
+    if not x.flags.writeable:  # the kernel's signature takes writeable arrays
+        x = x.copy()
+    w = _depthwise_weights(weights)
+    top, left, hh, ww, up = _geometry(op)
+    if hh and ww and (x.shape[0] < _rows_read(hh, up) or x.shape[1] < _rows_read(ww, up)):
+        return None
     out = np.empty((op.ofm.height, op.ofm.width, c), np.int32)
-    if _depthwise_requant_kernel(P, w, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x, *params, out):
+    zp_in = op.ifm.zero_point
+    # every partial sum below 2**31: int32 sums (zp_in too must be an int32, and so x - zp_in)
+    narrow = (-(1 << 31) < zp_in < (1 << 31)
+              and _abs_max(x, zp_in) * _weights_entry(weights)["amax"] * k.elements < DEPTHWISE_INT32_SUMS)
+    if _depthwise_requant_kernel(x, w, zp_in, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x,
+                                 top, left, hh, ww, up, narrow, *params, out):
         return None
     return out
+
+
+def _rows_read(n, up):
+    """IFM rows (or columns) behind ``n`` rows of the padded IFM."""
+    return n if up == 0 else (n + 1) // 2
+
+
+def _depthwise_weights(weights):
+    """(KH, KW, C) int32 of DEPTHWISE weights (O, KH, KW, 1), kept with the GEMM forms of the same array."""
+    entry = _weights_entry(weights)
+    w = entry.get("dw")
+    if w is None:
+        w = np.array(np.transpose(weights[:, :, :, 0], (1, 2, 0)), dtype=np.int32, order="C")
+        entry["dw"] = w  # writeable for the kernel's signature; never written
+        _gemm_weights_bytes[0] += w.nbytes
+        _evict()
+    return w
 
 
 # ================================================================================== entry point
