@@ -111,3 +111,12 @@ def run_fvp_sh_source() -> bytes | None:
         if p.returncode == 0:
             return p.stdout
     return None
+
+
+def executorch_python() -> str | None:
+    """An interpreter with ExecuTorch: ``EXECUTORCH_PYTHON``, or this one if it imports ``executorch``."""
+    import importlib.util
+
+    if os.environ.get("EXECUTORCH_PYTHON"):
+        return os.environ["EXECUTORCH_PYTHON"]
+    return sys.executable if importlib.util.find_spec("executorch") else None

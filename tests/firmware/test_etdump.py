@@ -8,17 +8,15 @@ ExecuTorch-marked test opens it in ExecuTorch's own deserializer and Inspector (
 from __future__ import annotations
 
 import base64
-import importlib.util
-import os
 import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from testutil import CORPUS, DATA, executorch_python, run_fvp
 
 from firmware.executorch.etdump import read_etdump
-from testutil import CORPUS, DATA, run_fvp
 
 PROGRAMS = [CORPUS / "mobilenet_v1_025_u55-128.bpte", DATA / "oracle_u85" / "resnet8_u85-128" / "resnet8_u85-128.bpte"]
 # debug events: a delegated program (3 quantize, the Ethos-U delegate, dequantize) and a CPU-only one
@@ -311,10 +309,7 @@ def test_the_real_etdump_runner_elf_was_built_with_intermediate_outputs():
     assert read_elf(str(DATA / "runner_elf" / "u55-128_add_bundled.elf")).etdump_debug == "none"
 
 
-def _executorch_python():
-    if os.environ.get("EXECUTORCH_PYTHON"):
-        return os.environ["EXECUTORCH_PYTHON"]
-    return sys.executable if importlib.util.find_spec("executorch") else None
+_executorch_python = executorch_python
 
 
 @pytest.mark.executorch

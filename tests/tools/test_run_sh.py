@@ -1,14 +1,12 @@
 """``tools/run.sh``: ExecuTorch's run.sh flow (compile or zoo, run, check the log) on this simulator."""
 
-import importlib.util
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-
-from testutil import CORPUS, ROOT
+from testutil import CORPUS, ROOT, executorch_python
 
 RUN_SH = ROOT / "tools" / "run.sh"
 
@@ -176,10 +174,7 @@ def test_usage_errors(tmp_path, args, needle):
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def _executorch_python():
-    if os.environ.get("EXECUTORCH_PYTHON"):
-        return os.environ["EXECUTORCH_PYTHON"]
-    return sys.executable if importlib.util.find_spec("executorch") else None
+_executorch_python = executorch_python
 
 
 @pytest.mark.executorch
