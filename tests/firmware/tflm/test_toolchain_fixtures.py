@@ -230,3 +230,32 @@ def test_kws_reconstruction_through_the_dropin_with_mleks_inputs(tmp_path):
     for c in ("NPU ACTIVE cycles", "NPU AXI0_RD_DATA_BEAT_RECEIVED beats", "NPU AXI0_WR_DATA_BEAT_WRITTEN beats",
               "NPU AXI1_RD_DATA_BEAT_RECEIVED beats"):
         assert _counter(d.stdout, c) == _counter(r.stdout, c), c
+
+
+def _dropin_args(name: str) -> list[str]:
+    """The fixture's `fvp run` arguments as FVP parameters: --target ethos-uNN-M picks the binary's flavour and
+    ethosu.num_macs; -C board keys pass through (the drop-in takes this simulator's own keys too)."""
+    args, out, it = [], [], iter(META[name]["fvp_args"])
+    target = META[name]["target"]
+    for a in it:
+        if a == "--target":
+            next(it)
+        else:
+            args.append(a)
+    out += [f"--flavour={'u65' if 'u65' in target else 'u55'}", "-C", f"ethosu.num_macs={target.rsplit('-', 1)[1]}"]
+    return out + args
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_fixture_bit_exact_through_the_dropin(name, tmp_path):
+    """Every fixture through the FVP drop-in with MLEK's dynamic-model address (--data model@0x90000000), its input
+    and output files named on the semihosting command line: the same reference outputs as `fvp run`."""
+    np.save(tmp_path / "in0.npy", _input(name))
+    d = subprocess.run([sys.executable, "-m", "fvp.host.dropin", *_dropin_args(name), "-C", "mps3_board.uart0.out_file=-",
+                        "--data", f"{DATA / (name + '_vela.tflite')}@0x90000000", "-C",
+                        f"cpu0.semihosting-cmd_line=inference_runner -i {tmp_path / 'in0.npy'} -o {tmp_path / 'out'}"],
+                       capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert d.returncode == 0, d.stdout[-3000:] + d.stderr[-2000:]
+    assert "INFO - Model pointer: 0x90000000" in d.stdout and "Inference completed." in d.stdout
+    _same_outputs(name, tmp_path)
