@@ -333,7 +333,7 @@ class Runner:
             if self.debug_level:
                 self.setup_debug_buffer()
         self.method = Method(program, 0, mm, prof, bus, boot.model_address + prog_off, RUNTIME_KERNELS,
-                             self.backends)
+                             self.backends, kernel_signature=REGISTRY.signature)
         self.method.event_tracer = self.tracer
         load_ok = True
         try:

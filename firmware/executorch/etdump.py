@@ -119,6 +119,11 @@ class ETDumpGen:
             self.chain_id, self.debug_handle = saved
 
     # ------------------------------------------------------------------ debug events
+    @property
+    def logs_intermediate(self) -> bool:
+        """Whether the debug level asks for every operator's outputs (``kIntermediateOutputs``)."""
+        return self.debug_level >= INTERMEDIATE_OUTPUTS
+
     def log_intermediate(self, value, values) -> None:
         """``event_tracer_log_evalue``: log ``value`` at ``kIntermediateOutputs``."""
         if self.debug_level >= INTERMEDIATE_OUTPUTS:

@@ -21,7 +21,6 @@ import numpy as np
 
 from . import log
 from .error import Error, RuntimeFailure
-from .etdump import INTERMEDIATE_OUTPUTS
 from .program import DYNAMIC_UNBOUND, SCALAR_TYPES, STATIC, Program
 
 BOOL_TYPE = 11
@@ -83,7 +82,7 @@ _NO_EVENT = contextlib.nullcontext()  # no event tracer: the runner built withou
 
 class Method:
     def __init__(self, program: Program, plan_index: int, memory_manager, profile: dict, bus, image_address: int,
-                 kernels: dict, backends: dict):
+                 kernels: dict, backends: dict, kernel_signature=None):
         self.program = program
         self.plan = program.execution_plans[plan_index]
         self.name = self.plan.name
@@ -93,6 +92,9 @@ class Method:
         self.bus = bus
         self.image_address = image_address  # simulated address of the program image (offsets are relative to it)
         self.kernel_registry = kernels
+        # operator name -> its signature's non-out type codes (kernels.registry.REGISTRY.signature), for the
+        # ETDump's intermediate outputs; given by the runner, so the method does not import the kernels
+        self.kernel_signature = kernel_signature or (lambda name: None)
         self.backend_registry = backends
         self.values: list = []
         self.delegates: list = []  # (backend, handle)
@@ -282,9 +284,7 @@ class Method:
         operator's returned value. The emitter lists an instruction's arguments as the schema's other arguments
         (the kernel's signature), then the ``out`` arguments, then the returned values, which are the same
         values as the ``out`` arguments."""
-        from .kernels.registry import REGISTRY
-
-        sig = REGISTRY.signature(opname)
+        sig = self.kernel_signature(opname)
         rest = list(indices[len(sig.split(",")) if sig else 0:])
         k = len(rest) // 2
         if k and len(rest) == 2 * k and rest[:k] == rest[k:]:
@@ -314,7 +314,7 @@ class Method:
                             # "native_call_<schema name>" around the call and its output logging)
                             with tracer.profile(f"native_call_{opname.split('::', 1)[-1]}") if tracer else _NO_EVENT:
                                 _call_kernel(a, KernelContext(self, temp), args, opname)
-                                if tracer and tracer.debug_level >= INTERMEDIATE_OUTPUTS:
+                                if tracer and tracer.logs_intermediate:
                                     for i in self._out_args(opname, b):  # event_tracer_log_evalue per out arg
                                         tracer.log_intermediate(self.values[i], self.values)
                     except RuntimeFailure as e:
@@ -330,7 +330,7 @@ class Method:
                         with tracer.instruction("DELEGATE_CALL", 0, pc) if tracer else _NO_EVENT:
                             args = [self.values[i] for i in b]
                             backend.execute(self, handle, args)
-                            if tracer and tracer.debug_level >= INTERMEDIATE_OUTPUTS:
+                            if tracer and tracer.logs_intermediate:
                                 for v in args:  # every argument, inputs too (method.cpp cannot tell them apart)
                                     tracer.log_intermediate(v, self.values)
                     except RuntimeFailure as e:
