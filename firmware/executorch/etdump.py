@@ -209,14 +209,8 @@ class ETDumpGen:
     def _debug_event(self, b, e):
         def tensor(t):
             scalar_type, sizes, strides, offset = t
-            S.TensorStartSizesVector(b, len(sizes))
-            for v in reversed(sizes):
-                b.PrependInt64(v)
-            sz = b.EndVector()
-            S.TensorStartStridesVector(b, len(strides))
-            for v in reversed(strides):
-                b.PrependInt64(v)
-            st = b.EndVector()
+            sz = _vector(b, S.TensorStartSizesVector, sizes, b.PrependInt64)
+            st = _vector(b, S.TensorStartStridesVector, strides, b.PrependInt64)
             S.TensorStart(b)
             S.TensorAddScalarType(b, scalar_type)
             S.TensorAddSizes(b, sz)
@@ -230,10 +224,7 @@ class ETDumpGen:
             ref = tensor(v)
         elif kind == "tensor_list":
             refs = [tensor(t) for t in v]
-            S.TensorListStartTensorsVector(b, len(refs))
-            for r in reversed(refs):
-                b.PrependUOffsetTRelative(r)
-            vec = b.EndVector()
+            vec = _vector(b, S.TensorListStartTensorsVector, refs, b.PrependUOffsetTRelative)
             S.TensorListStart(b)
             S.TensorListAddTensors(b, vec)
             ref = S.TensorListEnd(b)
@@ -296,25 +287,27 @@ class ETDumpGen:
                 S.EventStart(b)
                 S.EventAddProfileEvent(b, pe)
                 refs.append(S.EventEnd(b))
-            S.RunDataStartEventsVector(b, len(refs))
-            for r in reversed(refs):
-                b.PrependUOffsetTRelative(r)
-            ev = b.EndVector()
+            ev = _vector(b, S.RunDataStartEventsVector, refs, b.PrependUOffsetTRelative)
             rn = b.CreateString(name)
             S.RunDataStart(b)
             S.RunDataAddName(b, rn)
             S.RunDataAddEvents(b, ev)
             runs.append(S.RunDataEnd(b))
-        S.ETDumpStartRunDataVector(b, len(runs))
-        for r in reversed(runs):
-            b.PrependUOffsetTRelative(r)
-        rd = b.EndVector()
+        rd = _vector(b, S.ETDumpStartRunDataVector, runs, b.PrependUOffsetTRelative)
         S.ETDumpStart(b)
         S.ETDumpAddVersion(b, ETDUMP_VERSION)
         S.ETDumpAddRunData(b, rd)
         root = S.ETDumpEnd(b)
         b.FinishSizePrefixed(root, S.FILE_IDENTIFIER)
         return bytes(b.Output())
+
+
+def _vector(b, start, items, prepend):
+    """A flatbuffer vector of ``items`` (built back to front, as the builder requires); its offset."""
+    start(b, len(items))
+    for v in reversed(items):
+        prepend(v)
+    return b.EndVector()
 
 
 def read_etdump(data: bytes):
