@@ -215,54 +215,43 @@ def _io(ctx, op, name):
     return ti, to
 
 
-@register("LOGISTIC")
-def prepare_logistic(ctx, op):
-    ti, to = _io(ctx, op, "LOGISTIC")
-    n = max(to.numel, 1)
+def _prepare_s_curve(ctx, op, name: str, f_float, f_int8, f_int16, int16_zero_points: tuple, int8_output_zp=None):
+    """LOGISTIC and TANH: the same Prepare (float32, int8 and int16 paths; TFLM's int8 LOGISTIC also checks its
+    output zero point, TANH checks none) around each function's own arithmetic."""
+    ti, to = _io(ctx, op, name)
+    cost = (f"kernel.{name.lower()}", max(to.numel, 1))
     if ti.type == TYPE_FLOAT32:
         def run(ins, outs):
-            outs[0][...] = logistic_float(ins[0])
-        return Prepared(run, ("kernel.logistic", n))
+            outs[0][...] = f_float(ins[0])
+        return Prepared(run, cost)
     if ti.type == TYPE_INT8:
-        ensure(to.params_zero_point == -128, f"LOGISTIC: int8 output zero point must be -128 "
-                                             f"(it is {to.params_zero_point})")
+        if int8_output_zp is not None:
+            ensure(to.params_zero_point == int8_output_zp, f"{name}: int8 output zero point must be "
+                                                           f"{int8_output_zp} (it is {to.params_zero_point})")
         zp = ti.params_zero_point
         mult, shift, radius = int8_params(ti.params_scale)
 
         def run(ins, outs):
-            outs[0][...] = logistic_int8(ins[0], zp, mult, shift, radius)
-        return Prepared(run, ("kernel.logistic", n))
-    ensure(ti.type == TYPE_INT16, f"LOGISTIC: input {ti.type_name}, output {to.type_name} not supported "
+            outs[0][...] = f_int8(ins[0], zp, mult, shift, radius)
+        return Prepared(run, cost)
+    ensure(ti.type == TYPE_INT16, f"{name}: input {ti.type_name}, output {to.type_name} not supported "
                                   f"(float32, int8 and int16 are)")
-    mult, shift = int16_params("LOGISTIC", ti, to, (0,))
+    mult, shift = int16_params(name, ti, to, int16_zero_points)
 
     def run(ins, outs):
-        outs[0][...] = logistic_int16(ins[0], mult, shift)
-    return Prepared(run, ("kernel.logistic", n))
+        outs[0][...] = f_int16(ins[0], mult, shift)
+    return Prepared(run, cost)
+
+
+@register("LOGISTIC")
+def prepare_logistic(ctx, op):
+    return _prepare_s_curve(ctx, op, "LOGISTIC", logistic_float, logistic_int8, logistic_int16, (0,),
+                            int8_output_zp=-128)
 
 
 @register("TANH")
 def prepare_tanh(ctx, op):
-    ti, to = _io(ctx, op, "TANH")
-    n = max(to.numel, 1)
-    if ti.type == TYPE_FLOAT32:
-        def run(ins, outs):
-            outs[0][...] = tanhf(ins[0])
-        return Prepared(run, ("kernel.tanh", n))
-    if ti.type == TYPE_INT8:
-        zp = ti.params_zero_point
-        mult, shift, radius = int8_params(ti.params_scale)
-
-        def run(ins, outs):
-            outs[0][...] = tanh_int8(ins[0], zp, mult, shift, radius)
-        return Prepared(run, ("kernel.tanh", n))
-    ensure(ti.type == TYPE_INT16, f"TANH: input {ti.type_name}, output {to.type_name} not supported "
-                                  f"(float32, int8 and int16 are)")
-    mult, shift = int16_params("TANH", ti, to, (0, 1))
-
-    def run(ins, outs):
-        outs[0][...] = tanh_int16(ins[0], mult, shift)
-    return Prepared(run, ("kernel.tanh", n))
+    return _prepare_s_curve(ctx, op, "TANH", tanhf, tanh_int8, tanh_int16, (0, 1))
 
 
 @register("HARD_SWISH")
