@@ -15,8 +15,8 @@ Errors are one line each (``ConfigError``, exit status 2: nothing ran): Vela not
 output line: Vela reports errors as a Python exception, whose last line is the message); Vela wrote no model.
 ``tools/tflite_npu.py`` compiles through ``compile_tflite`` too.
 
-Simplified: whether a ``.tflite`` already holds an ``ethos-u`` operator is found by a byte search for the
-operator code's string (``ethos-u``, as the flatbuffer stores it: length, bytes, NUL), not by parsing the model.
+Whether a ``.tflite`` already holds an ``ethos-u`` operator is read from its operator codes (the TFLite schema
+classes of the ``tflite`` package, as the firmware reads the model).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ BOARD_FLAGS = {"--accelerator-config": "--target NPU (or -c BOARD, -C npu.varian
                "--output-dir": "nothing (the compiled model goes to a temporary directory)",
                "--output-format": "nothing (the runner takes the tflite format)"}
 
-_ETHOSU_CODE = b"\x07\x00\x00\x00ethos-u\x00"  # a flatbuffer string: uint32 length 7, the bytes, NUL
+ETHOSU_CUSTOM_CODE = b"ethos-u"  # the custom code Vela gives its operator
 
 
 class VelaError(ConfigError):
@@ -86,8 +86,15 @@ def vela_ini() -> Path:
 
 
 def has_ethosu_operator(data: bytes) -> bool:
-    """Whether a ``.tflite`` names the ``ethos-u`` custom operator (is already Vela-compiled)."""
-    return _ETHOSU_CODE in data
+    """Whether a ``.tflite`` has an operator code for the ``ethos-u`` custom operator (is already Vela-compiled);
+    False for bytes that do not parse as a model (Vela then says what is wrong with them)."""
+    from tflite.Model import Model
+
+    try:
+        m = Model.GetRootAs(data, 0)
+        return any(m.OperatorCodes(i).CustomCode() == ETHOSU_CUSTOM_CODE for i in range(m.OperatorCodesLength()))
+    except Exception:  # noqa: BLE001 - a corrupt flatbuffer raises struct/index errors from the generated reader
+        return False
 
 
 def check_extra_args(args) -> None:

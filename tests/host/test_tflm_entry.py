@@ -259,3 +259,19 @@ def test_a_dedicated_sram_elf_runs_in_that_memory_mode(models, tmp_path):
     assert "memory mode Dedicated_Sram (the ELF has an NPU cache)" in log2
     assert _active(log2) == _active(log)
     assert (tmp_path / "elf-0.bin").read_bytes() == (tmp_path / "run-0.bin").read_bytes()
+
+
+def test_ethosu_operator_is_read_from_the_operator_codes():
+    """Whether a model is Vela-compiled comes from its operator codes, not from its bytes: a model whose tensor and
+    description say "ethos-u" is still compiled."""
+    from tflite_builder import Op, T, build
+    from vela_models import source_model
+
+    from fvp.host.vela import has_ethosu_operator
+
+    assert not has_ethosu_operator(source_model())
+    named = build([T("ethos-u", [1, 4], "float32"), T("y", [1, 4], "float32")],
+                  [Op("SOFTMAX", ["ethos-u"], ["y"], ("SoftmaxOptions", {"Beta": 1.0}))], ["ethos-u"], ["y"],
+                  description="ethos-u")
+    assert b"ethos-u" in named and not has_ethosu_operator(named)
+    assert not has_ethosu_operator(b"TFL3" * 8)
