@@ -93,7 +93,8 @@ NOT_REPRODUCIBLE = [
     (7, "Visual wake word", "network not in the corpus"),
     (8, "RNNoise", "network not in the corpus"),
     (9, "inference_runner dnn_s", "network not in the corpus"),
-    (11, "MobileNetV2 on Corstone-320 / Ethos-U85", "U85 is not modelled"),
+    (11, "MobileNetV2 on Corstone-320 / Ethos-U85", "its PMU block is a Corstone-300 Ethos-U55 run's (4 counters, "
+     "U55 event names; --u85 says why), so no published U85 figure is left to compare with"),
     ("12-14", "MobileNetV2 on Alif E8 / other boards (ms, hardware)", "wall-clock incl. CPU work; no NPU cycles"),
     ("15-16", "Vela estimates in third-party docs", "Vela figures, not FVP; other networks"),
     (17, "TFLM person_detect CPU-only", "no NPU"),
