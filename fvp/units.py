@@ -1,6 +1,7 @@
 """Unit strings used in board descriptions: sizes, frequencies, addresses, times.
 
-``parse_size("2MiB")``, ``parse_frequency("500MHz")``, ``parse_int("0x7000_0000")``, ``parse_time("1ms")``.
+``parse_size("2MiB")``, ``parse_frequency("500MHz")``, ``parse_int("0x7000_0000")``, ``parse_time("1ms")``;
+``format_size``, ``format_frequency`` and ``format_address`` write a value back in the shortest exact spelling.
 Binary prefixes (KiB, MiB, GiB) are powers of 1024; for sizes the bare ``KB``/``MB``/``GB`` spellings used
 by Arm's linker scripts and CMake options (``Dedicated_Sram_384KB``) also mean powers of 1024, as they do
 there. Frequencies use decimal prefixes. Every parser raises ``ValueError`` with a message saying what is
@@ -137,3 +138,16 @@ def format_size(n: int) -> str:
         if n and n % mult == 0:
             return f"{n // mult}{unit}"
     return f"{n}B"
+
+
+def format_frequency(hz: int) -> str:
+    """The shortest exact spelling of a frequency: 32000000 -> '32MHz', 10**9 -> '1GHz', 1234 -> '1234Hz'."""
+    for unit, mult in (("GHz", 10 ** 9), ("MHz", 10 ** 6), ("kHz", 10 ** 3)):
+        if hz and hz % mult == 0:
+            return f"{hz // mult}{unit}"
+    return f"{hz}Hz"
+
+
+def format_address(a: int) -> str:
+    """An address as board files and the FVP write it: eight hex digits at least, 0x21000000 -> '0x21000000'."""
+    return f"0x{a:08x}"

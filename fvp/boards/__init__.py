@@ -3,7 +3,7 @@
 from .build import NPU_VARIANTS, layout_firmware
 from .loader import (CONFIG_DIR, DEFAULT_BOARD, ConfigProblems, available_boards, board_for_target, find_board,
                      load_board)
-from .schema import BoardSpec
+from .schema import BoardSpec, as_written
 
 __all__ = ["load_board", "find_board", "available_boards", "board_for_target", "layout_firmware", "BoardSpec",
-           "ConfigProblems", "CONFIG_DIR", "DEFAULT_BOARD", "NPU_VARIANTS"]
+           "ConfigProblems", "CONFIG_DIR", "DEFAULT_BOARD", "NPU_VARIANTS", "as_written"]

@@ -7,8 +7,9 @@ parses the value, its unit and its range; its default; its documentation; the ty
 a :class:`Section` groups the keys of one mapping and makes its dataclass (``@SECTION.typed``), a
 :class:`MapOf` is a mapping of free names, a :class:`Tagged` mapping takes its keys from one tag (a
 device's ``type``). ``SCHEMA`` (the checker the loader walks), the dataclasses' fields, the defaults and
-required keys ``build.py`` applies, and the key table of ``docs/boards.md`` (:func:`key_table`) are all
-derived from them; ``build.py`` keeps only the checks across keys (overlaps, references, the linker layout).
+required keys ``build.py`` applies, the key table of ``docs/boards.md`` (:func:`key_table`) and the spellings
+``fvp config`` writes values in (:func:`as_written`) are all derived from them; ``build.py`` keeps only the
+checks across keys (overlaps, references, the linker layout).
 
 Names follow the hardware documents and Vela's ``vela.ini`` (``core_clock``, ``burst_length``,
 ``read_latency``, ``axi0_port`` ...), so a Vela system config maps across unchanged.
@@ -23,11 +24,14 @@ from .. import units
 
 # --------------------------------------------------------------------------------------------------------
 # Value checkers: each takes the raw YAML value and returns the parsed value or raises ValueError(what is allowed).
-# ``describe`` is how the key table names what a checker accepts.
+# ``describe`` is how the key table names what a checker accepts; ``show``, when set, writes a parsed value back
+# as a board file writes it (`fvp config`: an address in hex, a size or a clock with its unit); without it the
+# value is written as YAML writes the number.
 
 
-def _described(check, describe: str):
+def _described(check, describe: str, show: Callable | None = None):
     check.describe = describe
+    check.show = show
     return check
 
 
@@ -49,7 +53,7 @@ def _bool(v):
 
 # Every number a board holds is finite and ranged: a value outside its range is a one-line error here, never
 # an overflow, a NaN comparison or a limit that stops at once later on.
-def _ranged(parse, lo, hi, what, lo_open=False, unit="", describe=""):
+def _ranged(parse, lo, hi, what, lo_open=False, unit="", describe="", show=None):
     fmt = lambda n: f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
 
     def check(v):
@@ -58,12 +62,14 @@ def _ranged(parse, lo, hi, what, lo_open=False, unit="", describe=""):
             raise ValueError(f"{what} must be {'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}{unit}")
         return x
     check.__name__ = f"{what} in range"
+    check.what = what
     noun = what.split(" ", 1)[1] if what.startswith(("a ", "an ")) else what
-    return _described(check, describe or f"{noun}, {'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}{unit}")
+    return _described(check, describe or f"{noun}, {'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}{unit}",
+                      show)
 
 
-def uint(hi, lo=0, what="an integer", describe=""):
-    return _ranged(units.parse_int, lo, hi, what, describe=describe)
+def uint(hi, lo=0, what="an integer", describe="", show=None):
+    return _ranged(units.parse_int, lo, hi, what, describe=describe, show=show)
 
 
 def number(lo, hi, what="a number", lo_open=False, unit="", describe=""):
@@ -123,14 +129,17 @@ def list_of(check, min_items=0, none_means=""):
         if len(v) < min_items:
             raise ValueError(f"expected at least {min_items} item{'s' if min_items > 1 else ''}: {none_means}")
         return [check(x) for x in v]
+    inner.item = check
     return _described(inner, f"list of {check.describe}" + (f" (at least {min_items})" if min_items else ""))
 
 
 ADDRESS_LIMIT = 1 << 40  # the Ethos-U65's 40-bit address space; the Cortex-M55 sees 32 bits of it
-ADDRESS = uint(ADDRESS_LIMIT - 1, what="an address", describe="address < 2^40 (`0x7000_0000`)")
-SIZE = _ranged(units.parse_size, 0, ADDRESS_LIMIT, "a size", describe="size in bytes <= 2^40 (`2MiB`, `0x200000`)")
+ADDRESS = uint(ADDRESS_LIMIT - 1, what="an address", describe="address < 2^40 (`0x7000_0000`)",
+               show=units.format_address)
+SIZE = _ranged(units.parse_size, 0, ADDRESS_LIMIT, "a size", describe="size in bytes <= 2^40 (`2MiB`, `0x200000`)",
+               show=units.format_size)
 FREQ = _ranged(units.parse_frequency, 1_000, 10_000_000_000, "a clock", unit=" Hz",
-               describe="clock, 1 kHz .. 10 GHz (`32MHz`)")
+               describe="clock, 1 kHz .. 10 GHz (`32MHz`)", show=units.format_frequency)
 STR = _described(_str, "string")
 BOOL = _described(_bool, "true/false")
 U32 = uint((1 << 32) - 1, what="a 32-bit value", describe="32-bit value")
@@ -318,7 +327,7 @@ DEVICE_COMMON = Section({
     "secure_base": Key(ADDRESS, "the secure alias's base address (none: no alias)"),
     # size 0 used to mean 0x1000; a device with no registers is a mistake, so it is now an error
     "size": Key(_ranged(units.parse_size, 1, ADDRESS_LIMIT, "a device size",
-                        describe="size in bytes, >= 1 and <= 2^40 (`4KiB`)"),
+                        describe="size in bytes, >= 1 and <= 2^40 (`4KiB`)", show=units.format_size),
                 "bytes of its register window", 0x1000, default_doc="4 KiB"),
     "description": Key(STR, "what this is", "", field=PROPS),
     "source": Key(STR, "the document the values come from", "", field=PROPS),
@@ -340,6 +349,7 @@ DEVICE = Tagged("type", {
 MEMORY_TYPES = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
 MEMORY_TIMING = Section({
     "clock_scale": Key(number(0, 1000, "a clock scale", lo_open=True), "memory clock / NPU clock", 1.0),
+    # written as a bare byte count, as vela.ini and the board files write it (no show)
     "burst_length": Key(_ranged(units.parse_size, 1, 4096, "a burst length", unit=" bytes"),
                         "bytes per burst", 32),
     "read_latency": Key(CYCLES, "cycles", 0.0),
@@ -536,6 +546,35 @@ class SimulationSpec:
 class BoardSpec:
     """``memory``, ``devices``: name -> spec (declaration order); ``raw``: the merged, checked mapping (for `fvp
     config`); ``provenance``: dotted key path -> where it was set."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# A checked board written back as a board file writes it (`fvp config`)
+
+
+def as_written(node, decl: Any = None):
+    """``node`` (a checked board mapping, or the part of one that ``decl`` declares; default: the whole board,
+    ``SCHEMA``) with each value in the spelling its key's checker shows it in (``show``: an address in hex, a
+    size or a clock with its unit); values whose checker has no ``show``, and anything undeclared, stay as
+    they are. Keys keep ``node``'s order."""
+    if decl is None:
+        decl = SCHEMA
+    if isinstance(decl, Tagged):
+        decl = decl.variants.get(node.get(decl.tag)) if isinstance(node, dict) else None
+    if isinstance(decl, Section):
+        decl = decl.schema
+    if isinstance(node, dict):
+        if isinstance(decl, dict):
+            return {k: as_written(v, decl.get(k, Free)) for k, v in node.items()}
+        if isinstance(decl, MapOf):
+            return {k: as_written(v, decl.item) for k, v in node.items()}
+        return node
+    if isinstance(node, list):
+        return [as_written(v, getattr(decl, "item", Free)) for v in node]
+    show = getattr(decl, "show", None)
+    if show is not None and isinstance(node, (int, float)) and not isinstance(node, bool):
+        return show(node)
+    return node
 
 
 # --------------------------------------------------------------------------------------------------------

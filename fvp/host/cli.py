@@ -15,7 +15,7 @@ import sys
 
 from .. import __version__
 from .cli_args import OneLineParser, cycles, seconds
-from ..boards import ConfigProblems, available_boards, board_for_target, load_board
+from ..boards import ConfigProblems, as_written, available_boards, board_for_target, load_board
 from .entry import EXIT_USAGE, guarded
 from ..errors import ConfigError
 from . import session
@@ -294,24 +294,8 @@ def cmd_config(args) -> int:
                                  if k == spec.npu.system_config.name}
         raw["memory_modes"] = {k: v for k, v in raw.get("memory_modes", {}).items() if k == spec.npu.memory_mode.name}
     print(f"# board: {spec.name} ({', '.join(spec.files)})")
-    print(yaml.safe_dump(_readable(raw), sort_keys=False, default_flow_style=False).rstrip())
+    print(yaml.safe_dump(as_written(raw), sort_keys=False, default_flow_style=False).rstrip())
     return 0
-
-
-def _readable(node, key=""):
-    """Addresses in hex and sizes with units, as a board file writes them."""
-    from ..units import format_size
-
-    if isinstance(node, dict):
-        return {k: _readable(v, k) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_readable(v) for v in node]
-    if isinstance(node, int) and not isinstance(node, bool):
-        if key in ("base", "secure_base", "address"):
-            return f"0x{node:08x}"
-        if key in ("size", "arena_cache_size"):
-            return format_size(node)
-    return node
 
 
 def cmd_compare(args) -> int:

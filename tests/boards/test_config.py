@@ -208,9 +208,11 @@ def test_config_prints_a_board_that_loads_again(tmp_path):
     rc, out, err = run_fvp("config", "--target", "ethos-u65-256", "-C", "firmware.allocator=minimal")
     assert rc == 0, err
     assert "base: '0x48102000'" in out and "size: 384KiB" in out
+    assert "\n  clock: 32MHz\n" in out and "\n    core_clock: 1GHz\n" in out  # as the board files write them
     assert "Ethos_U65_High_End:" in out and "Ethos_U55_Deep_Embedded" not in out  # only the selected tables
     p = tmp_path / "resolved.yaml"
     p.write_text(out)
     again = load_board(str(p))
     assert again.npu.variant == "ethos-u65-256" and again.firmware.allocator == "minimal"
     assert again.firmware.pools["fast_scratch"].size == 384 * 1024
+    assert again.cpu.clock_hz == 32_000_000 and again.npu.system_config.core_clock_hz == 10 ** 9

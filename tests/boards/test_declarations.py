@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fvp.boards import ConfigProblems, load_board
+from fvp.boards import ConfigProblems, as_written, available_boards, layout_firmware, load_board
 from fvp.boards import schema as S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,3 +64,53 @@ def test_zero_or_empty_is_an_error_not_the_default(override, says):
         load_board(None, [override])
     assert len(e.value.problems) == 1 and e.value.problems[0].startswith(f"-C {override}: ")
     assert says in e.value.problems[0], e.value.problems
+
+
+def _declared_paths(kinds):
+    """The key table's paths (``memory.<NAME>.base``) of the keys whose checker is declared as one of ``kinds``
+    (the end of its ``what``: ``address``, ``size``, ``clock``)."""
+    return {path: key.check for name, node in S.SCHEMA.items() if node is not S.Free
+            for path, key in S._rows(node, name) if getattr(key.check, "what", "").endswith(kinds)}
+
+
+def _at(tree, parts, path=""):
+    """(path, value) of every value of ``tree`` at ``parts``, where ``<NAME>``/``<TYPE>`` match any key."""
+    if not parts:
+        yield path, tree
+        return
+    if not isinstance(tree, dict):
+        return
+    names = list(tree) if parts[0].startswith("<") else [parts[0]] if parts[0] in tree else []
+    for k in names:
+        yield from _at(tree[k], parts[1:], f"{path}.{k}" if path else k)
+
+
+@pytest.mark.parametrize("board", available_boards())
+def test_config_writes_addresses_sizes_and_clocks_with_their_units(board):
+    """`fvp config`'s values (fvp.boards.as_written): no declared address, size or clock is a bare integer, and
+    each spelling reads back as the same value."""
+    placed = layout_firmware(load_board(board), 16)  # the model and a pool have an address when a board fixes one
+    spec = load_board(board, [f"firmware.model.address={placed['model'][0]}",
+                              f"firmware.pools.temp.address={placed['temp'][0]}"])
+    written = as_written(spec.raw)
+    seen = set()
+    for pattern, check in _declared_paths(("address", "size", "clock")).items():
+        raw = dict(_at(spec.raw, pattern.split(".")))
+        for path, value in _at(written, pattern.split(".")):
+            assert isinstance(value, str), f"{board}: {path}: {value!r} is written as a bare number"
+            assert check(value) == raw[path], (board, path, value)
+            seen.add(pattern)
+    assert {"memory.<NAME>.base", "devices.<NAME>.size", "firmware.model.address", "firmware.pools.<NAME>.address",
+            "firmware.memory.<NAME>.size", "cpu.clock", "system_configs.<NAME>.core_clock"} <= seen, seen
+
+
+def test_a_new_key_is_written_in_its_declared_unit():
+    """The spelling comes from the key's checker, so a key declared with a unit needs nothing in `fvp config`."""
+    section = S.Section({"where": S.Key(S.ADDRESS, ""), "how_big": S.Key(S.SIZE, ""), "how_fast": S.Key(S.FREQ, ""),
+                         "windows": S.Key(S.list_of(S.ADDRESS), ""), "count": S.Key(S.U32, ""),
+                         "burst": S.SYSTEM_CONFIG.keys["memories"].check.item.keys["burst_length"]})
+    raw = {"count": 4096, "where": 0x7000_0000, "how_big": 3 << 20, "how_fast": 1_500_000_000, "windows": [0x100],
+           "burst": 64, "flag": True}
+    assert as_written(raw, section) == {"count": 4096, "where": "0x70000000", "how_big": "3MiB", "how_fast": "1500MHz",
+                                        "windows": ["0x00000100"], "burst": 64, "flag": True}
+    assert list(as_written(raw, section)) == list(raw)  # the board's order, not the declarations'
