@@ -7,6 +7,9 @@ Names follow the hardware header (``STATUS.cmd_parse_error``, ``NPU_OP_CONV``, `
 * :data:`MMIO` -- the register file the CPU sees: :data:`MMIO_BASE` (ID .. BASEP7_HI) and :data:`MMIO_PMU`
   (PMCR .. PMEVTYPER3). Reset values are the ones the model has after a reset (the soft reset completes at
   once, so STATUS.reset_status reads 0); ID and CONFIG depend on the variant (``reset=None``).
+  :func:`register_pair` (a 64-bit register as ``X`` and ``X_HI``), :func:`pmu_control_registers` and
+  :func:`pmu_event_counter_registers` (the PMU block at a base, for a number of counters) build them, and
+  :mod:`hwdesc.ethosu85`'s too.
 * :data:`PMU_EVENT` -- PMU event numbers (``PMU_EVENT.NPU_ACTIVE == 0x23``).
 * :data:`NPU_VARIANTS` -- the configuration names; :data:`COP1_FOURCC`, :data:`DRIVER_ACTION` -- Vela's driver
   payload around a command stream.
@@ -30,7 +33,40 @@ from .regs import Codes, Field, Register, RegisterMap, bit
 
 # ================================================================================ MMIO registers (CPU side)
 _COUNTERS = 4  # PMU event counters (PMCR.num_event_cnt)
-_EVENT_CNT_BITS = tuple(bit(f"EVENT_CNT_{i}", i) for i in range(_COUNTERS)) + (bit("CYCLE_CNT", 31),)
+_OFFSET_HI = (Field("offset_hi", 0, 8),)
+
+
+def register_pair(name, offset, access, lo_fields=(), hi_fields=_OFFSET_HI, *, doc="bits [31:0]",
+                  hi_doc="bits [39:32]", count=1, stride=4):
+    """A 64-bit register as its two words: ``name`` (bits [31:0]) at ``offset`` and ``name_HI`` at ``offset + 4``
+    (by default the high word holds address bits [39:32]); with ``count``, an array of such pairs ``stride``
+    bytes apart (BASEPn/BASEPn_HI)."""
+    return (Register(name, offset, access, 0, lo_fields, count=count, stride=stride, doc=doc),
+            Register(f"{name}_HI", offset + 4, access, 0, hi_fields, count=count, stride=stride, doc=hi_doc))
+
+
+def pmu_control_registers(base: int, counters: int):
+    """The PMU block's first registers, PMCR .. PMCCNTR_HI, at ``base`` for ``counters`` event counters (the
+    Ethos-U85's block is this one at 0x1180 with 8 counters): PMCR; the count-enable, overflow and interrupt
+    set/clear pairs, whose bits are EVENT_CNT_n and CYCLE_CNT; the 48-bit cycle counter."""
+    bits = tuple(bit(f"EVENT_CNT_{i}", i) for i in range(counters)) + (bit("CYCLE_CNT", 31),)
+    return (
+        Register("PMCR", base, "RW", counters << 11, (
+            bit("cnt_en", 0), bit("event_cnt_rst", 1), bit("cycle_cnt_rst", 2), bit("mask_en", 3),
+            Field("num_event_cnt", 11, 5))),
+        *(r for i, group in enumerate(("PMCNTEN", "PMOVS", "PMINT")) for r in (
+            Register(f"{group}SET", base + 4 + 8 * i, "W1S", 0, bits),
+            Register(f"{group}CLR", base + 8 + 8 * i, "W1C", 0, bits, alias=f"{group}SET"))),
+        *register_pair("PMCCNTR", base + 0x20, "RW", hi_fields=(Field("cycle_cnt_hi", 0, 16),),
+                       doc="cycle counter, bits [31:0]", hi_doc="cycle counter, bits [47:32]"),
+    )
+
+
+def pmu_event_counter_registers(base: int, counters: int, evtype_fields):
+    """PMEVCNTRn and PMEVTYPERn (whose fields ``evtype_fields`` are) of the PMU block at ``base``."""
+    return (Register("PMEVCNTR", base + 0x180, "RW", 0, count=counters),
+            Register("PMEVTYPER", base + 0x200, "RW", 0, evtype_fields, count=counters))
+
 
 MMIO_BASE = RegisterMap("ethosu", (
     Register("ID", 0x000, "RO", None, (
@@ -46,8 +82,8 @@ MMIO_BASE = RegisterMap("ethosu", (
         bit("transition_to_running_state", 0), bit("clear_irq", 1), bit("clock_q_enable", 2),
         bit("power_q_enable", 3), bit("stop_request", 4), Field("clear_irq_history", 16, 16))),
     Register("RESET", 0x00C, "WO", 0, (bit("pending_CPL", 0), bit("pending_CSL", 1))),
-    Register("QBASE", 0x010, "RW", 0, doc="command stream base, bits [31:0]"),
-    Register("QBASE_HI", 0x014, "RW", 0, (Field("offset_hi", 0, 8),), doc="bits [39:32] (40-bit U65 only)"),
+    *register_pair("QBASE", 0x010, "RW", doc="command stream base, bits [31:0]",
+                   hi_doc="bits [39:32] (40-bit U65 only)"),
     Register("QREAD", 0x018, "RO", 0, doc="bytes of the command stream consumed"),
     Register("QCONFIG", 0x01C, "RW", 0, (Field("cmd_region0", 0, 2),)),
     Register("QSIZE", 0x020, "RW", 0, doc="command stream size in bytes"),
@@ -60,27 +96,15 @@ MMIO_BASE = RegisterMap("ethosu", (
     Register("AXI_LIMIT", 0x040, "RW", 0, (
         Field("max_beats", 0, 2), Field("memtype", 4, 4), Field("max_outstanding_read_m1", 16, 6),
         Field("max_outstanding_write_m1", 24, 5)), count=4),
-    Register("BASEP", 0x080, "RW", 0, count=8, stride=8, doc="region base pointers, bits [31:0]"),
-    Register("BASEP_HI", 0x084, "RW", 0, (Field("offset_hi", 0, 8),), count=8, stride=8,
-             doc="bits [39:32] (40-bit U65 only)"),
+    *register_pair("BASEP", 0x080, "RW", count=8, stride=8, doc="region base pointers, bits [31:0]",
+                   hi_doc="bits [39:32] (40-bit U65 only)"),
 ))
 
 MMIO_PMU = RegisterMap("ethosu.pmu", (
-    Register("PMCR", 0x180, "RW", _COUNTERS << 11, (
-        bit("cnt_en", 0), bit("event_cnt_rst", 1), bit("cycle_cnt_rst", 2), bit("mask_en", 3),
-        Field("num_event_cnt", 11, 5))),
-    Register("PMCNTENSET", 0x184, "W1S", 0, _EVENT_CNT_BITS),
-    Register("PMCNTENCLR", 0x188, "W1C", 0, _EVENT_CNT_BITS, alias="PMCNTENSET"),
-    Register("PMOVSSET", 0x18C, "W1S", 0, _EVENT_CNT_BITS),
-    Register("PMOVSCLR", 0x190, "W1C", 0, _EVENT_CNT_BITS, alias="PMOVSSET"),
-    Register("PMINTSET", 0x194, "W1S", 0, _EVENT_CNT_BITS),
-    Register("PMINTCLR", 0x198, "W1C", 0, _EVENT_CNT_BITS, alias="PMINTSET"),
-    Register("PMCCNTR", 0x1A0, "RW", 0, doc="cycle counter, bits [31:0]"),
-    Register("PMCCNTR_HI", 0x1A4, "RW", 0, (Field("cycle_cnt_hi", 0, 16),), doc="cycle counter, bits [47:32]"),
+    *pmu_control_registers(0x180, _COUNTERS),
     Register("PMCCNTR_CFG", 0x1A8, "RW", 0, (Field("cycle_cnt_cfg_start", 0, 10), Field("cycle_cnt_cfg_stop", 16, 10))),
     Register("PMCAXI_CHAN", 0x1AC, "RW", 0, (Field("ch_sel", 0, 4), Field("axi_cnt_sel", 8, 2), bit("bw_ch_sel_en", 10))),
-    Register("PMEVCNTR", 0x300, "RW", 0, count=_COUNTERS),
-    Register("PMEVTYPER", 0x380, "RW", 0, (Field("ev_type", 0, 10),), count=_COUNTERS),
+    *pmu_event_counter_registers(0x180, _COUNTERS, (Field("ev_type", 0, 10),)),
 ))
 
 MMIO = MMIO_BASE + MMIO_PMU
@@ -205,22 +229,16 @@ UNARY_ELEMENTWISE_MODES = ("ABS", "CLZ", "LRELU")
 F16 = (Field("value", 0, 16),)
 F16S = (Field("value", 0, 16, signed=True),)
 _REGION = (Field("region", 0, 3), Field("custom_dma_cs", 15, 1))
-_IFM_PRECISION = (
-    Field("type", 0, 1, enum=SIGNEDNESS),
-    Field("precision", 2, 2, enum=PRECISION),
-    Field("format", 6, 2, enum=DATA_FORMAT),
-    Field("scale_mode", 8, 2, enum=IFM_SCALE_MODE),
-    Field("round_mode", 14, 2, enum=ROUND_MODE),
-)
+# NPU_SET_IFM/IFM2/OFM_PRECISION: the type, format and rounding fields are at the same bits in each
+_TYPE = Field("type", 0, 1, enum=SIGNEDNESS)
+_FORMAT = Field("format", 6, 2, enum=DATA_FORMAT)
+_ROUND = Field("round_mode", 14, 2, enum=ROUND_MODE)
+_IFM_PRECISION = (_TYPE, Field("precision", 2, 2, enum=PRECISION), _FORMAT,
+                  Field("scale_mode", 8, 2, enum=IFM_SCALE_MODE), _ROUND)
 _IFM2_PRECISION = _IFM_PRECISION[:3]
-_OFM_PRECISION = (
-    Field("type", 0, 1, enum=SIGNEDNESS),
-    Field("precision", 1, 2, enum=PRECISION),
-    Field("format", 6, 2, enum=DATA_FORMAT),
-    Field("scale_mode", 8, 1, enum=OFM_SCALE_MODE),
-    Field("round_mode", 14, 2, enum=ROUND_MODE),
-)
-_KERNEL_STRIDE = (
+_OFM_PRECISION = (_TYPE, Field("precision", 1, 2, enum=PRECISION), _FORMAT,
+                  Field("scale_mode", 8, 1, enum=OFM_SCALE_MODE), _ROUND)
+KERNEL_STRIDE_FIELDS = (
     Field("stride_x_lsb", 0, 1),
     Field("stride_y_lsb", 1, 1),
     Field("weight_order", 2, 1, enum=WEIGHT_ORDER),
@@ -307,7 +325,7 @@ _r0(0x11C, "NPU_SET_OFM_HEIGHT1_M1", 0x870)
 _r0(0x11F, "NPU_SET_OFM_REGION", 0x87C, _REGION)
 _r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880)
 _r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884)
-_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, _KERNEL_STRIDE)
+_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, KERNEL_STRIDE_FIELDS)
 _r0(0x123, "NPU_SET_PARALLEL_MODE", 0x88C, (Field("parallel_mode", 0, 1, enum=PARALLEL_MODE),), u65_only=True)
 _r0(0x124, "NPU_SET_ACC_FORMAT", 0x890, (Field("acc_format", 0, 2, enum=ACC_FORMAT),))
 _r0(0x125, "NPU_SET_ACTIVATION", 0x894, _ACTIVATION)

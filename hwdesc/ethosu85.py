@@ -5,7 +5,9 @@ values, access types of the register file and of every command), and, for how fi
 CONFIG/ID words of the driver payload, Vela's ``ethos_u85_register_cs_generator.cpp`` and ``ethos_u85.cpp``.
 Names follow the header (``NPU_SET_IFM_PRECISION.activation_storage``, ``NPU_OP_RESIZE``); the U55/U65
 counterpart is :mod:`hwdesc.ethosu`, whose :class:`~hwdesc.ethosu.CommandDef`, command-word layout and
-driver-payload format (``COP1``) the U85 shares.
+driver-payload format (``COP1``) the U85 shares, and whose definitions it takes where the header's facts are
+the U55's: the registers ID, CMD, RESET, QREAD, QCONFIG, QSIZE and PROT, the PMU block (moved to 0x1180, 8
+counters), the NPU_SET_KERNEL_STRIDE fields and the codes noted below.
 
 * :data:`MMIO` -- the register file the CPU sees: :data:`MMIO_BASE` (ID .. BASEP7_HI, REVISION, PID/CID) and
   :data:`MMIO_PMU` (PMCR .. PMEVTYPER7, at 0x1180 .. 0x139C on the U85; 8 event counters).
@@ -29,14 +31,19 @@ driver-payload format (``COP1``) the U85 shares.
   and scale lengths have no high part. NPU_OP_BRANCH is a CMD1 operation (code 0x4100): param[0] the
   condition, the payload the target (a byte offset in the command stream).
 * Codes of the fields (:data:`POOLING_MODE`, :data:`ELEMENTWISE_MODE`, :data:`ROUND_MODE_OFM`,
-  :data:`ACTIVATION_FUNCTION`, :data:`BROADCAST_MODE`, :data:`MICROBLOCK`, ...), one per enum of the header.
+  :data:`ACTIVATION_FUNCTION`, :data:`BROADCAST_MODE`, :data:`MICROBLOCK`, ...), one per enum of the header;
+  those that are the U55's code for code are :mod:`hwdesc.ethosu`'s objects (``ACTIVATION_PRECISION`` is its
+  ``PRECISION``).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from .ethosu import PAYLOAD_FLAG, CommandCodes, CommandDef
+from . import ethosu as _u55
+from .ethosu import (DMA_REGION_MODE, DMA_STRIDE_MODE, KERNEL_DECOMPOSITION, KERNEL_DILATION, KERNEL_STRIDE_FIELDS,
+                     OFM_SCALE_MODE, PAYLOAD_FLAG, PRECISION_BITS, WEIGHT_ORDER, CommandCodes, CommandDef,
+                     pmu_control_registers, pmu_event_counter_registers, register_pair)
 from .regs import Codes, Field, Register, RegisterMap, bit
 
 # ================================================================================ codes
@@ -44,10 +51,8 @@ ACC_FORMAT = Codes({0: "I32", 1: "I48"})
 ACC_INPUT = Codes({0: "RESET", 1: "KEEP", 2: "IFM2"})
 ACC_OUTPUT = Codes({0: "ENABLE", 1: "DISABLE"})
 ACTIVATION_CLIP_RANGE = Codes({0: "B16", 1: "NONE"})
-ACTIVATION_FORMAT = Codes({0: "NHWC", 1: "NHCWB16"})
 ACTIVATION_FUNCTION = Codes({0: "LUT_NONE", 1: "LUT_U8_U8", 4: "LUT_S8_S8", 5: "LUT_S8_S16", 7: "LUT_S8_S32",
                              8: "LUT_S16_S16", 9: "LUT_S16_S32", 10: "LUT_TANH", 11: "LUT_SIGMOID"})
-ACTIVATION_PRECISION = Codes({0: "B8", 1: "B16", 2: "B32", 3: "B64"})
 ACTIVATION_REVERSE = Codes({0: "NONE", 1: "H", 2: "W", 3: "C"})
 ACTIVATION_STORAGE = Codes({0: "TILE2X2", 1: "TILE3X1", 2: "CHAINED", 3: "NONE"})
 ACTIVATION_TRANSPOSE = Codes({0: "HWC", 1: "WHC", 2: "HCW", 3: "WCH", 6: "CHW", 7: "CWH"})
@@ -67,20 +72,14 @@ DMA_FAULT_CHANNEL = Codes({0: "CMD_READ", 1: "IFM_READ", 2: "WEIGHT_READ", 3: "S
                            8: "OFM_WRITE", 9: "MEM2MEM_WRITE"})
 DMA_FAULT_SRC = Codes({0: "SRAM", 1: "EXT"})
 DMA_IDX_MODE = Codes({0: "DISABLED", 1: "ENABLED"})
-DMA_REGION_MODE = Codes({0: "EXTERNAL", 1: "INTERNAL"})
-DMA_STRIDE_MODE = Codes({0: "D1", 1: "D2", 2: "D3"})
 ELEMENTWISE_MODE = Codes({
     0: "MUL", 1: "ADD", 2: "SUB", 3: "MIN", 4: "MAX", 5: "LRELU", 6: "ABS", 7: "CLZ", 8: "SHR", 9: "SHL",
     10: "LSR", 11: "DIV", 16: "CMP_EQ", 17: "CMP_NE", 18: "CMP_GE", 19: "CMP_GT", 33: "AND", 34: "OR", 35: "XOR",
     36: "NOT", 42: "AND_NOT"})
 #: elementwise modes with one operand (no IFM2; Regor's IsUnaryElementwise)
 UNARY_ELEMENTWISE_MODES = ("ABS", "CLZ", "LRELU", "NOT")
-IFM_UPSCALE_MODE = Codes({0: "NONE", 1: "NEAREST", 2: "ZEROS"})
-KERNEL_DECOMPOSITION = Codes({0: "D8X8", 1: "D4X4"})
-KERNEL_DILATION = Codes({0: "NONE", 1: "X2"})
 MAX_BEATS = Codes({0: "B64", 1: "B128", 2: "B256"})
 MICROBLOCK = Codes({0: "U1X1", 1: "U1X2", 2: "U1X4", 3: "U2X2", 4: "U2X4", 5: "U4X4"})
-OFM_SCALE_MODE = Codes({0: "PER_CHANNEL", 1: "GLOBAL"})
 PMU_AXI_CHANNEL = Codes({0: "RD_CMD", 1: "RD_IFM", 2: "RD_WEIGHTS", 3: "RD_SCALE_BIAS", 4: "RD_MEM2MEM",
                          5: "RD_IFM_STREAM", 6: "RD_MEM2MEM_IDX", 8: "WR_OFM", 9: "WR_MEM2MEM"})
 PMU_PORT_DISABLE = Codes({0: "ENABLE", 1: "DISABLE"})
@@ -96,11 +95,13 @@ SECURITY_LEVEL = Codes({0: "SECURE", 1: "NON_SECURE"})
 STATE = Codes({0: "STOPPED", 1: "RUNNING"})
 WD_ACTIVE_CORE = Codes({0: "NONE", 1: "STANDARD", 2: "FAST", 3: "TENSOR"})
 WEIGHT_FORMAT = Codes({0: "SWD", 1: "FWD"})
-WEIGHT_ORDER = Codes({0: "DEPTH_FIRST", 1: "PART_KERNEL_FIRST"})
 WEIGHT_SPARSITY = Codes({0: "NONE", 1: "SPARSE_2_4"})
-
-#: bits per element of each ACTIVATION_PRECISION
-PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
+# the header's enums that are the U55's code for code (hwdesc.ethosu): DMA_REGION_MODE, DMA_STRIDE_MODE,
+# KERNEL_DECOMPOSITION, KERNEL_DILATION, OFM_SCALE_MODE, WEIGHT_ORDER and PRECISION_BITS (bits per element of
+# each ACTIVATION_PRECISION) by their names, these three under the header's names
+ACTIVATION_FORMAT = _u55.DATA_FORMAT
+ACTIVATION_PRECISION = _u55.PRECISION
+IFM_UPSCALE_MODE = _u55.UPSCALE_MODE
 
 # ================================================================================ PMU event numbers
 PMU_COUNTERS = 8  # event counters (PMCR.num_event_cnt)
@@ -134,37 +135,23 @@ PMU_EVENT = Codes({
 })
 
 # ================================================================================ MMIO registers (CPU side)
-_EVENT_CNT_BITS = tuple(bit(f"EVENT_CNT_{i}", i) for i in range(PMU_COUNTERS)) + (bit("CYCLE_CNT", 31),)
-_OFFSET_HI = (Field("offset_hi", 0, 8),)
 _AXI_LIMITS = (Field("max_outstanding_read_m1", 0, 6), Field("max_outstanding_write_m1", 8, 5),
                Field("max_beats", 16, 2, enum=MAX_BEATS))
 
-
-def _pair(name, offset, access, lo_fields=(), hi_fields=_OFFSET_HI, doc="bits [31:0]"):
-    """A 64-bit register as its two words: ``name`` (bits [31:0]) and ``name_HI`` (bits [63:32])."""
-    return (Register(name, offset, access, 0, lo_fields, doc=doc),
-            Register(f"{name}_HI", offset + 4, access, 0, hi_fields, doc="bits [39:32]"))
+#: the registers that are the U55's (hwdesc.ethosu) at the same offsets
+_SHARED = _u55.MMIO_BASE
 
 
 MMIO_BASE = RegisterMap("ethosu85", (
-    Register("ID", 0x000, "RO", None, (
-        Field("version_status", 0, 4), Field("version_minor", 4, 4), Field("version_major", 8, 4),
-        Field("product_major", 12, 4), Field("arch_patch_rev", 16, 4), Field("arch_minor_rev", 20, 8),
-        Field("arch_major_rev", 28, 4))),
+    _SHARED.ID,
     Register("STATUS", 0x004, "RO", 0, (
         Field("state", 0, 1, enum=STATE), bit("irq_raised", 1), bit("bus_status", 2), bit("reset_status", 3),
         bit("cmd_parse_error", 4), bit("cmd_end_reached", 5), bit("pmu_irq_raised", 6), bit("ecc_fault", 8),
         bit("branch_fault", 9), Field("faulting_interface", 11, 1, enum=DMA_FAULT_SRC),
         Field("faulting_channel", 12, 4, enum=DMA_FAULT_CHANNEL), Field("irq_history_mask", 16, 16))),
-    Register("CMD", 0x008, "RW", 0x0000000C, (
-        bit("transition_to_running_state", 0), bit("clear_irq", 1), bit("clock_q_enable", 2),
-        bit("power_q_enable", 3), bit("stop_request", 4), Field("clear_irq_history", 16, 16))),
-    Register("RESET", 0x00C, "WO", 0, (bit("pending_CPL", 0), bit("pending_CSL", 1))),
-    *_pair("QBASE", 0x010, "RW", doc="command stream base, bits [31:0]"),
-    Register("QREAD", 0x018, "RO", 0, doc="bytes of the command stream consumed"),
-    Register("QCONFIG", 0x01C, "RW", 0, (Field("cmd_region0", 0, 2),)),
-    Register("QSIZE", 0x020, "RW", 0, doc="command stream size in bytes"),
-    Register("PROT", 0x024, "RO", 0, (bit("active_CPL", 0), bit("active_CSL", 1))),
+    _SHARED.CMD, _SHARED.RESET,
+    *register_pair("QBASE", 0x010, "RW", doc="command stream base, bits [31:0]"),
+    _SHARED.QREAD, _SHARED.QCONFIG, _SHARED.QSIZE, _SHARED.PROT,
     Register("CONFIG", 0x028, "RO", None, (
         Field("macs_per_cc", 0, 4), Field("cmd_stream_version", 4, 4), Field("num_axi_sram", 8, 2),
         Field("num_axi_ext", 10, 1), Field("num_wd", 12, 2), Field("custom_dma", 27, 1, enum=CUSTOM_DMA),
@@ -182,10 +169,9 @@ MMIO_BASE = RegisterMap("ethosu85", (
     Register("CFG_SRAM_CAP", 0x060, "RO", 0, _AXI_LIMITS),
     Register("CFG_EXT_CAP", 0x064, "RO", 0, _AXI_LIMITS),
     *(r for name, offset in (("CFG_SRAM_HASH0", 0x068), ("CFG_SRAM_HASH1", 0x070), ("CFG_EXT_HASH0", 0x078))
-      for r in _pair(name, offset, "RO", (Field("zero", 0, 6), Field("hash_lo", 6, 26)), (Field("hash_hi", 0, 8),),
-                     doc="address hash, bits [31:6]")),
-    Register("BASEP", 0x080, "RW", 0, count=8, stride=8, doc="region base pointers, bits [31:0]"),
-    Register("BASEP_HI", 0x084, "RW", 0, _OFFSET_HI, count=8, stride=8, doc="bits [39:32]"),
+      for r in register_pair(name, offset, "RO", (Field("zero", 0, 6), Field("hash_lo", 6, 26)),
+                             (Field("hash_hi", 0, 8),), doc="address hash, bits [31:6]")),
+    *register_pair("BASEP", 0x080, "RW", count=8, stride=8, doc="region base pointers, bits [31:0]"),
     Register("REVISION", 0xFC0, "RO", 0),
     *(Register(f"PID{i}", (0xFE0 if i < 4 else 0xFC0) + 4 * i, "RO", reset)
       for i, reset in enumerate((0x82, 0xB5, 0x0B, 0x00, 0x04, 0x00, 0x00, 0x00))),
@@ -193,25 +179,15 @@ MMIO_BASE = RegisterMap("ethosu85", (
 ))
 
 MMIO_PMU = RegisterMap("ethosu85.pmu", (
-    Register("PMCR", 0x1180, "RW", PMU_COUNTERS << 11, (
-        bit("cnt_en", 0), bit("event_cnt_rst", 1), bit("cycle_cnt_rst", 2), bit("mask_en", 3),
-        Field("num_event_cnt", 11, 5))),
-    Register("PMCNTENSET", 0x1184, "W1S", 0, _EVENT_CNT_BITS),
-    Register("PMCNTENCLR", 0x1188, "W1C", 0, _EVENT_CNT_BITS, alias="PMCNTENSET"),
-    Register("PMOVSSET", 0x118C, "W1S", 0, _EVENT_CNT_BITS),
-    Register("PMOVSCLR", 0x1190, "W1C", 0, _EVENT_CNT_BITS, alias="PMOVSSET"),
-    Register("PMINTSET", 0x1194, "W1S", 0, _EVENT_CNT_BITS),
-    Register("PMINTCLR", 0x1198, "W1C", 0, _EVENT_CNT_BITS, alias="PMINTSET"),
-    *_pair("PMCCNTR", 0x11A0, "RW", hi_fields=(Field("cycle_cnt_hi", 0, 16),), doc="cycle counter, bits [31:0]"),
+    *pmu_control_registers(0x1180, PMU_COUNTERS),
     Register("PMCCNTR_CFG", 0x11A8, "RW", 0, (
         Field("cycle_cnt_cfg_start", 0, 10), *(bit(f"s{i}", 12 + i) for i in range(4)),
         Field("cycle_cnt_cfg_stop", 16, 10), *(bit(f"e{i}", 28 + i) for i in range(4)))),
     Register("PMCAXI_CHAN", 0x11AC, "RW", 0, (
         Field("ch_sel", 0, 4, enum=PMU_AXI_CHANNEL), Field("axi_sel", 8, 1, enum=AXI_PORT), bit("bw_ch_sel_en", 10))),
     Register("PMCLUT", 0x11B0, "RW", 0, (bit("pcm_lut_en_0", 0), Field("pmc_lut_0", 16, 16))),
-    Register("PMEVCNTR", 0x1300, "RW", 0, count=PMU_COUNTERS),
-    Register("PMEVTYPER", 0x1380, "RW", 0, (Field("ev_type", 0, 10, enum=PMU_EVENT),
-                                            *(bit(f"d{i}", 12 + i) for i in range(4))), count=PMU_COUNTERS),
+    *pmu_event_counter_registers(0x1180, PMU_COUNTERS, (Field("ev_type", 0, 10, enum=PMU_EVENT),
+                                                       *(bit(f"d{i}", 12 + i) for i in range(4)))),
 ))
 
 MMIO = MMIO_BASE + MMIO_PMU
@@ -235,18 +211,18 @@ MMIO_DEBUG = RegisterMap("ethosu85.debug", (
     Register("DEBUG_ADDRESS", 0x144, "RW", 0, (Field("addr", 0, 28), Field("ram_id", 28, 4, enum=RAM_ID)),
              doc="by the names, the internal RAM (and word) the INTERNAL_MEMORY window shows"),
     Register("DEBUG_MISC", 0x148, "RW", 0),
-    *_pair("DMA_IFM_SRC", 0x240, "RO"),
+    *register_pair("DMA_IFM_SRC", 0x240, "RO"),
     Register("DMA_IFM_DST", 0x248, "RO", 0),
     Register("DMA_OFM_SRC", 0x24C, "RO", 0),
-    *_pair("DMA_OFM_DST", 0x250, "RO"),
-    *_pair("DMA_WEIGHT_SRC", 0x258, "RO"),
-    *_pair("DMA_CMD_SRC", 0x260, "RO"),
+    *register_pair("DMA_OFM_DST", 0x250, "RO"),
+    *register_pair("DMA_WEIGHT_SRC", 0x258, "RO"),
+    *register_pair("DMA_CMD_SRC", 0x260, "RO"),
     Register("DMA_CMD_SIZE", 0x268, "RO", 0),
-    *_pair("DMA_M2M_SRC", 0x26C, "RO"),
-    *_pair("DMA_M2M_DST", 0x274, "RO"),
+    *register_pair("DMA_M2M_SRC", 0x26C, "RO"),
+    *register_pair("DMA_M2M_DST", 0x274, "RO"),
     Register("CURRENT_QREAD", 0x27C, "RO", 0),
-    *_pair("DMA_SCALE_SRC", 0x280, "RO"),
-    *(r for i in (1, 2, 3) for r in _pair(f"DMA_WEIGHT{i}_SRC", 0x280 + 8 * i, "RO")),
+    *register_pair("DMA_SCALE_SRC", 0x280, "RO"),
+    *(r for i in (1, 2, 3) for r in register_pair(f"DMA_WEIGHT{i}_SRC", 0x280 + 8 * i, "RO")),
     Register("CURRENT_OP", 0x2B8, "RO", 0),
     Register("CURRENT_CMD", 0x2BC, "RO", 0),
     Register("INTERNAL_MEMORY", 0x400, "RW", 0, count=256),
@@ -310,30 +286,19 @@ def id_word() -> int:
 # ================================================================================ command fields
 _REGION = (Field("region", 0, 3),)
 _ADDR = dict(param_fields=(Field("addr_hi", 0, 8),), fields=(Field("addr_lo", 0, 32),))
-_IFM_PRECISION = (
-    Field("activation_type", 0, 1, enum=ACTIVATION_TYPE),
-    Field("activation_precision", 2, 2, enum=ACTIVATION_PRECISION),
-    Field("activation_format", 6, 2, enum=ACTIVATION_FORMAT),
-    Field("activation_storage", 14, 2, enum=ACTIVATION_STORAGE),
-)
+# NPU_SET_IFM/IFM2/OFM_PRECISION: the type, format and storage fields are at the same bits in each
+_TYPE = Field("activation_type", 0, 1, enum=ACTIVATION_TYPE)
+_FORMAT = Field("activation_format", 6, 2, enum=ACTIVATION_FORMAT)
+_STORAGE = Field("activation_storage", 14, 2, enum=ACTIVATION_STORAGE)
+_IFM_PRECISION = (_TYPE, Field("activation_precision", 2, 2, enum=ACTIVATION_PRECISION), _FORMAT, _STORAGE)
 _OFM_PRECISION = (
-    Field("activation_type", 0, 1, enum=ACTIVATION_TYPE),
+    _TYPE,
     Field("activation_precision", 1, 2, enum=ACTIVATION_PRECISION),
-    Field("activation_format", 6, 2, enum=ACTIVATION_FORMAT),
+    _FORMAT,
     Field("scale_mode", 8, 1, enum=OFM_SCALE_MODE),
     Field("activation_reverse", 9, 2, enum=ACTIVATION_REVERSE),
     Field("activation_transpose", 11, 3, enum=ACTIVATION_TRANSPOSE),
-    Field("activation_storage", 14, 2, enum=ACTIVATION_STORAGE),
-)
-_KERNEL_STRIDE = (
-    Field("stride_x_lsb", 0, 1),
-    Field("stride_y_lsb", 1, 1),
-    Field("weight_order", 2, 1, enum=WEIGHT_ORDER),
-    Field("dilation_x", 3, 1, enum=KERNEL_DILATION),
-    Field("dilation_y", 4, 1, enum=KERNEL_DILATION),
-    Field("decomposition", 5, 1, enum=KERNEL_DECOMPOSITION),
-    Field("stride_x_msb", 6, 1),
-    Field("stride_y_msb", 9, 1),
+    _STORAGE,
 )
 _ACC_FORMAT = (
     Field("acc_format", 0, 2, enum=ACC_FORMAT),
@@ -437,7 +402,7 @@ _r0(0x11C, "NPU_SET_OFM_HEIGHT1_M1", 0x870, _v("height_m1"))
 _r0(0x11F, "NPU_SET_OFM_REGION", 0x87C, *_REGION)
 _r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880, _v("width_m1"))
 _r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884, _v("height_m1"))
-_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, *_KERNEL_STRIDE)
+_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, *KERNEL_STRIDE_FIELDS)  # the U55's
 _r0(0x124, "NPU_SET_ACC_FORMAT", 0x890, *_ACC_FORMAT)
 _r0(0x125, "NPU_SET_ACTIVATION", 0x894, *_ACTIVATION)
 _r0(0x126, "NPU_SET_ACTIVATION_MIN", 0x898, _v("clip_boundary", signed=True))
