@@ -45,7 +45,7 @@ from hwdesc.sigmoid import SIGMOID_TABLE_U16 as SIGMOID_TABLE
 
 from .. import fixedpoint as fx
 from . import register
-from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure
+from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure, requantizer
 
 # sigmoid(i / 24) in Q0.16, i = 0..255 (TFLite's sigmoid_table_uint16; tuned values, not a plain rounding): the
 # one table the Ethos-U's int16 SIGMOID/TANH use too, declared in the neutral hwdesc package
@@ -122,27 +122,25 @@ def _int16_rescaled(x, multiplier: int, left_shift: int) -> np.ndarray:
     return fx.wrap32(np.asarray(x, dtype=np.int64) * multiplier + rnd) >> left_shift
 
 
-def _table(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    i = np.minimum(index, 254)
-    return SIGMOID_TABLE_U16[i], SIGMOID_TABLE_U16[i + 1]
+def _table_lerp(a: np.ndarray, bits: int, saturated: int) -> np.ndarray:
+    """The interpolation of both int16 Evals in the sigmoid table: |x| with ``bits`` bits per table step,
+    ``(ua << bits) + frac * (ub - ua)``, ``saturated`` from entry 255 on."""
+    uh = a >> bits
+    i = np.minimum(uh, 254)
+    ua, ub = SIGMOID_TABLE_U16[i], SIGMOID_TABLE_U16[i + 1]
+    return np.where(uh >= 255, np.int64(saturated), (ua << bits) + (a & ((1 << bits) - 1)) * (ub - ua))
 
 
 def logistic_int16(x, multiplier: int, left_shift: int) -> np.ndarray:
     v = _int16_rescaled(x, multiplier, left_shift)
-    a = np.abs(v)
-    uh = a >> 9
-    ua, ub = _table(uh)
-    result = np.where(uh >= 255, np.int64(0x7FFF << 10), (ua << 9) + (a & 0x1FF) * (ub - ua))
+    result = _table_lerp(np.abs(v), 9, 0x7FFF << 10)
     result = np.where(v >= 0, result + (1 << 9), (1 << (16 + 9)) - result + (1 << 9) - 1) & 0xFFFFFFFF
     return fx.wrap16(result >> 10).astype(np.int16)
 
 
 def tanh_int16(x, multiplier: int, left_shift: int) -> np.ndarray:
     v = _int16_rescaled(x, multiplier, left_shift)
-    a = np.abs(v)
-    uh = a >> 8
-    ua, ub = _table(uh)
-    result = np.where(uh >= 255, np.int64(0xFFFF << 8), (ua << 8) + (a & 0xFF) * (ub - ua))
+    result = _table_lerp(np.abs(v), 8, 0xFFFF << 8)
     result = np.where(v >= 0, result - (1 << (14 + 9)) + (1 << (9 - 2)),
                       -result + (1 << (14 + 9)) + (1 << (9 - 2)) - 1)
     return fx.wrap16(result >> (9 - 1)).astype(np.int16)
@@ -215,32 +213,49 @@ def _io(ctx, op, name):
     return ti, to
 
 
-def _prepare_s_curve(ctx, op, name: str, f_float, f_int8, f_int16, int16_zero_points: tuple, int8_output_zp=None):
-    """LOGISTIC and TANH: the same Prepare (float32, int8 and int16 paths; TFLM's int8 LOGISTIC also checks its
-    output zero point, TANH checks none) around each function's own arithmetic."""
+# the type check of each Prepare below: the integer types besides float32, and the message (RELU and RELU6 give
+# TFLM's, activations_common.cc)
+_S_CURVE_TYPES = ((TYPE_INT8, TYPE_INT16), "{name}: input {type}, output {out} not supported (float32, int8 and int16 "
+                                           "are)")
+_INT8_INT16 = ((TYPE_INT8, TYPE_INT16), "{name}: Only float32/int8/int16 is supported currently, got {type}")
+_INT8_ONLY = ((TYPE_INT8,), "{name}: type {type} not supported (float32 and int8 are)")
+
+
+def _prepare_float_or(ctx, op, name: str, f_float, quantized, int_types=_INT8_INT16):
+    """LOGISTIC, TANH, HARD_SWISH, RELU and RELU6: the same Prepare around each one's arithmetic (one input and one
+    output of one type and shape, float32 or one of ``int_types``' types); ``quantized(ti, to)`` returns the
+    integer run."""
     ti, to = _io(ctx, op, name)
     cost = (f"kernel.{name.lower()}", max(to.numel, 1))
     if ti.type == TYPE_FLOAT32:
         def run(ins, outs):
             outs[0][...] = f_float(ins[0])
         return Prepared(run, cost)
-    if ti.type == TYPE_INT8:
-        if int8_output_zp is not None:
-            ensure(to.params_zero_point == int8_output_zp, f"{name}: int8 output zero point must be "
-                                                           f"{int8_output_zp} (it is {to.params_zero_point})")
-        zp = ti.params_zero_point
-        mult, shift, radius = int8_params(ti.params_scale)
+    types, message = int_types
+    ensure(ti.type in types, message.format(name=name, type=ti.type_name, out=to.type_name))
+    return Prepared(quantized(ti, to), cost)
 
-        def run(ins, outs):
-            outs[0][...] = f_int8(ins[0], zp, mult, shift, radius)
-        return Prepared(run, cost)
-    ensure(ti.type == TYPE_INT16, f"{name}: input {ti.type_name}, output {to.type_name} not supported "
-                                  f"(float32, int8 and int16 are)")
-    mult, shift = int16_params(name, ti, to, int16_zero_points)
 
-    def run(ins, outs):
-        outs[0][...] = f_int16(ins[0], mult, shift)
-    return Prepared(run, cost)
+def _prepare_s_curve(ctx, op, name: str, f_float, f_int8, f_int16, int16_zero_points: tuple, int8_output_zp=None):
+    """LOGISTIC and TANH: the same int8 and int16 Prepare (TFLM's int8 LOGISTIC also checks its output zero point,
+    TANH checks none) around each function's own arithmetic."""
+    def quantized(ti, to):
+        if ti.type == TYPE_INT8:
+            if int8_output_zp is not None:
+                ensure(to.params_zero_point == int8_output_zp, f"{name}: int8 output zero point must be "
+                                                               f"{int8_output_zp} (it is {to.params_zero_point})")
+            zp = ti.params_zero_point
+            mult, shift, radius = int8_params(ti.params_scale)
+
+            def run(ins, outs):
+                outs[0][...] = f_int8(ins[0], zp, mult, shift, radius)
+            return run
+        mult, shift = int16_params(name, ti, to, int16_zero_points)
+
+        def run16(ins, outs):
+            outs[0][...] = f_int16(ins[0], mult, shift)
+        return run16
+    return _prepare_float_or(ctx, op, name, f_float, quantized, _S_CURVE_TYPES)
 
 
 @register("LOGISTIC")
@@ -254,15 +269,7 @@ def prepare_tanh(ctx, op):
     return _prepare_s_curve(ctx, op, "TANH", tanhf, tanh_int8, tanh_int16, (0, 1))
 
 
-@register("HARD_SWISH")
-def prepare_hard_swish(ctx, op):
-    ti, to = _io(ctx, op, "HARD_SWISH")
-    n = max(to.numel, 1)
-    if ti.type == TYPE_FLOAT32:
-        def run(ins, outs):
-            outs[0][...] = hard_swish_float(ins[0])
-        return Prepared(run, ("kernel.hard_swish", n))
-    ensure(ti.type == TYPE_INT8, f"HARD_SWISH: type {ti.type_name} not supported (float32 and int8 are)")
+def _hard_swish_int8(ti, to):
     p = hard_swish_params(ti.params_scale, to.params_scale)
     ensure(p["output_exponent"] <= 0, f"HARD_SWISH: output multiplier exponent {p['output_exponent']} > 0 "
                                       f"(output scale {to.params_scale!r} below input scale / 128)")
@@ -270,46 +277,39 @@ def prepare_hard_swish(ctx, op):
 
     def run(ins, outs):
         outs[0][...] = hard_swish_int8(ins[0], zi, zo, p)
-    return Prepared(run, ("kernel.hard_swish", n))
+    return run
 
 
-@register("RELU")
-def prepare_relu(ctx, op):
-    ti, to = _io(ctx, op, "RELU")
-    n = max(to.numel, 1)
-    if ti.type == TYPE_FLOAT32:
-        def run(ins, outs):
-            x = ins[0]
-            outs[0][...] = np.where(x < 0, np.float32(0), x)  # ReluFloat: -0.0 and NaN pass
-        return Prepared(run, ("kernel.relu", n))
-    ensure(ti.type in (TYPE_INT8, TYPE_INT16), f"RELU: Only float32/int8/int16 is supported currently, got "
-                                               f"{ti.type_name}")
+@register("HARD_SWISH")
+def prepare_hard_swish(ctx, op):
+    return _prepare_float_or(ctx, op, "HARD_SWISH", hard_swish_float, _hard_swish_int8, _INT8_ONLY)
+
+
+def relu_float(x) -> np.ndarray:
+    return np.where(x < 0, np.float32(0), x)  # ReluFloat: -0.0 and NaN pass
+
+
+def relu6_float(x) -> np.ndarray:
+    return np.where(x > 6, np.float32(6), np.where(x < 0, np.float32(0), x))
+
+
+def _relu_quantized(ti, to):
     if ti.type == TYPE_INT16:
         zps = (ti.params_zero_point, to.params_zero_point)
         ensure(zps == (0, 0), f"RELU: int16 zero points must be 0 (they are {list(zps)})")
     mult, shift = fx.quantize_multiplier(float(np.float32(np.float32(ti.params_scale) / np.float32(to.params_scale))))
-    zi, zo = ti.params_zero_point, to.params_zero_point
-    hi = int(np.iinfo(to.dtype).max)
-    lo = max(int(np.iinfo(to.dtype).min), zo)  # zp_out + roundf(0 / s_out)
-    dtype = to.dtype
-
-    def run(ins, outs):
-        r = fx.mbqm(ins[0].astype(np.int64) - zi, mult, shift) + zo
-        outs[0][...] = clamp_cast(r, lo, hi, dtype)
-    return Prepared(run, ("kernel.relu", n))
+    zo = to.params_zero_point
+    # ReluQuantized: clamped to [zp_out + roundf(0 / s_out), type max]
+    return requantizer(ti.params_zero_point, mult, shift, zo, max(int(np.iinfo(to.dtype).min), zo),
+                       int(np.iinfo(to.dtype).max), to.dtype)
 
 
-@register("RELU6")
-def prepare_relu6(ctx, op):
-    ti, to = _io(ctx, op, "RELU6")
-    n = max(to.numel, 1)
-    if ti.type == TYPE_FLOAT32:
-        def run(ins, outs):
-            x = ins[0]
-            outs[0][...] = np.where(x > 6, np.float32(6), np.where(x < 0, np.float32(0), x))
-        return Prepared(run, ("kernel.relu6", n))
-    ensure(ti.type in (TYPE_INT8, TYPE_INT16), f"RELU6: Only float32/int8/int16 is supported currently, got "
-                                               f"{ti.type_name}")
+@register("RELU")
+def prepare_relu(ctx, op):
+    return _prepare_float_or(ctx, op, "RELU", relu_float, _relu_quantized)
+
+
+def _relu6_quantized(ti, to):
     info = np.iinfo(ti.dtype)
     zero = ti.params_zero_point
     # FloatToQuantizedType<T>(6.0f, s_in, zp_in): round(6 / s) + zp clamped to the type
@@ -318,4 +318,9 @@ def prepare_relu6(ctx, op):
 
     def run(ins, outs):
         outs[0][...] = np.clip(ins[0], zero, six).astype(ti.dtype)
-    return Prepared(run, ("kernel.relu6", n))
+    return run
+
+
+@register("RELU6")
+def prepare_relu6(ctx, op):
+    return _prepare_float_or(ctx, op, "RELU6", relu6_float, _relu6_quantized)

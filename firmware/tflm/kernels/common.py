@@ -1,4 +1,5 @@
-"""What the kernels share: the prepared-operator record, errors, activation ranges, padding."""
+"""What the kernels share: the prepared-operator record, errors, activation ranges, padding, broadcast checks, the
+requantizing run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fixedpoint import round_half_away_f32
+from ..fixedpoint import mbqm, round_half_away_f32
 
 TYPE_FLOAT32, TYPE_INT32, TYPE_INT64, TYPE_INT16, TYPE_INT8, TYPE_BOOL = 0, 2, 4, 7, 9, 6
 QRANGE = {TYPE_INT8: (-128, 127), TYPE_INT16: (-32768, 32767), TYPE_INT32: (-(1 << 31), (1 << 31) - 1)}
@@ -82,5 +83,28 @@ def pad_before(stride: int, dilation: int, in_size: int, filt: int, out: int) ->
     return total // 2
 
 
+def broadcast_shape(*shapes) -> tuple | None:
+    """The shape ``shapes`` broadcast to (numpy's rules, TFLite's ``BroadcastShape``), None when they do not."""
+    try:
+        return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    except ValueError:
+        return None
+
+
+def check_broadcast(a, b, out, prefix: str = "") -> None:
+    """The two inputs' shapes broadcast to the output's."""
+    ensure(broadcast_shape(a.shape, b.shape) == tuple(out.shape),
+           f"{prefix}shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output {list(out.shape)}")
+
+
 def clamp_cast(x: np.ndarray, lo: int, hi: int, dtype) -> np.ndarray:
     return np.clip(x, lo, hi).astype(dtype)
+
+
+def requantizer(zi: int, multiplier: int, shift: int, zo: int, lo: int, hi: int, dtype):
+    """The run of a requantizing Eval (QUANTIZE between integer types, RELU): zp_out + ``MultiplyByQuantizedMultiplier``
+    of x - zp_in, clamped to [lo, hi], in ``dtype``."""
+    def run(ins, outs):
+        r = mbqm(ins[0].astype(np.int64) - zi, multiplier, shift) + zo
+        outs[0][...] = clamp_cast(r, lo, hi, dtype)
+    return run

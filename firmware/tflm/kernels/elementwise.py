@@ -29,7 +29,7 @@ import numpy as np
 from .. import fixedpoint as fx
 from . import register
 from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, activation_range_float,
-                     activation_range_quantized, clamp_cast, ensure)
+                     activation_range_quantized, check_broadcast, clamp_cast, ensure, requantizer)
 
 
 def _act(op) -> int:
@@ -37,19 +37,10 @@ def _act(op) -> int:
     return int(o.FusedActivationFunction()) if o is not None else 0
 
 
-def _check_broadcast(a, b, out):
-    try:
-        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
-    except ValueError:
-        shape = None
-    ensure(shape is not None and tuple(shape) == tuple(out.shape),
-           f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output {list(out.shape)}")
-
-
 def _add_sub(ctx, op, sign: int):
     t1, t2 = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1])
     to = ctx.tensor(op.outputs[0])
-    _check_broadcast(t1, t2, to)
+    check_broadcast(t1, t2, to)
     ensure(t1.type == t2.type == to.type, "input and output types differ")
     act = _act(op)
     n = max(to.numel, 1)
@@ -105,7 +96,7 @@ def prepare_sub(ctx, op):
 def prepare_mul(ctx, op):
     t1, t2 = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1])
     to = ctx.tensor(op.outputs[0])
-    _check_broadcast(t1, t2, to)
+    check_broadcast(t1, t2, to)
     act = _act(op)
     n = max(to.numel, 1)
     if to.type == TYPE_FLOAT32:
@@ -157,12 +148,7 @@ def prepare_quantize(ctx, op):
             outs[0][...] = clamp_cast(q, lo, hi, dtype)
         return Prepared(run, ("kernel.quantize_per_tensor", n))
     m, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) / float(np.float64(to.params_scale)))
-    zi = ti.params_zero_point
-
-    def run(ins, outs):
-        r = fx.mbqm(ins[0].astype(np.int64) - zi, m, sh) + zo
-        outs[0][...] = clamp_cast(r, lo, hi, dtype)
-    return Prepared(run, ("kernel.quantize_per_tensor", n))
+    return Prepared(requantizer(ti.params_zero_point, m, sh, zo, lo, hi, dtype), ("kernel.quantize_per_tensor", n))
 
 
 @register("DEQUANTIZE")

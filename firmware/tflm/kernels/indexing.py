@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import register
-from .common import TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared, ensure
+from .common import (TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared, broadcast_shape,
+                     ensure)
 from .softmax import KernelCheckFailed
 
 
@@ -114,11 +115,7 @@ def _max_min(ctx, op, greater: bool):
     ensure(to.type in (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64),
            f"{name}: Type {to.type_name} ({to.type}) is not supported by Maximum/Minimum.")
     ensure(t1.type == t2.type == to.type, f"{name}: input and output types differ")
-    try:
-        shape = np.broadcast_shapes(tuple(t1.shape), tuple(t2.shape))
-    except ValueError:
-        shape = None
-    ensure(shape is not None and tuple(shape) == tuple(to.shape) and len(to.shape) <= 5,
+    ensure(broadcast_shape(t1.shape, t2.shape) == tuple(to.shape) and len(to.shape) <= 5,
            f"{name}: shapes {list(t1.shape)} and {list(t2.shape)} do not broadcast to the output {list(to.shape)}")
 
     def run(ins, outs):

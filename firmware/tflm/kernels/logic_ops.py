@@ -23,15 +23,12 @@ import numpy as np
 
 from .. import fixedpoint as fx
 from . import register
-from .common import TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared, ensure
+from .common import (TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared, broadcast_shape,
+                     ensure)
 
 
 def _broadcasts(shapes, out, name):
-    try:
-        shape = np.broadcast_shapes(*[tuple(s) for s in shapes])
-    except ValueError:
-        shape = None
-    ensure(shape is not None and tuple(shape) == tuple(out),
+    ensure(broadcast_shape(*shapes) == tuple(out),
            f"{name}: shapes {[list(s) for s in shapes]} do not broadcast to the output {list(out)}")
 
 

@@ -29,17 +29,9 @@ import numpy as np
 
 from .. import fixedpoint as fx
 from . import register
-from .common import QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, clamp_cast, ensure
+from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, check_broadcast, clamp_cast,
+                     ensure)
 from .softmax import KernelCheckFailed
-
-
-def _broadcast(t1, t2, to, name):
-    try:
-        shape = np.broadcast_shapes(tuple(t1.shape), tuple(t2.shape))
-    except ValueError:
-        shape = None
-    ensure(shape is not None and tuple(shape) == tuple(to.shape),
-           f"{name}: shapes {list(t1.shape)} and {list(t2.shape)} do not broadcast to the output {list(to.shape)}")
 
 
 @register("SQUARED_DIFFERENCE")
@@ -49,7 +41,7 @@ def prepare_squared_difference(ctx, op):
     ensure(to.type == t2.type, f"SQUARED_DIFFERENCE: output {to.type_name} != input {t2.type_name}")
     ensure(to.type in (TYPE_FLOAT32, TYPE_INT32, TYPE_INT8, TYPE_INT16),
            f"SQUARED_DIFFERENCE: SquaredDifference only supports FLOAT32, INT32 , INT16 and INT8 now, got {to.type}.")
-    _broadcast(t1, t2, to, "SQUARED_DIFFERENCE")
+    check_broadcast(t1, t2, to, "SQUARED_DIFFERENCE: ")
     n = max(to.numel, 1)
     if to.type in (TYPE_FLOAT32, TYPE_INT32):
         dtype = to.dtype
