@@ -187,6 +187,11 @@ def _n(v) -> str:
     return str(v)
 
 
+def _keys_of(runs: list, attr: str) -> list:
+    """The keys of every run's ``attr`` mapping, in the order they first appear."""
+    return list(dict.fromkeys(k for r in runs for k in getattr(r, attr)))
+
+
 def table_rows(runs: list) -> list:
     """[(metric, [value per board])] in display order."""
     rows = [
@@ -205,33 +210,18 @@ def table_rows(runs: list) -> list:
         ("NPU clock (MHz)", [r.npu_clock_hz / 1e6 for r in runs]),
         ("MACs", [r.macs for r in runs]),
     ]
-    bounds = []
-    for r in runs:
-        for k in r.bound_cycles:
-            if k not in bounds:
-                bounds.append(k)
-    for k in bounds:
+    for k in _keys_of(runs, "bound_cycles"):
         rows.append((f"NPU cycles bound by {k}", [r.bound_cycles.get(k, 0) for r in runs]))
     keys = ["cycle_cntr"] + sorted({k for r in runs for k in r.pmu if k != "cycle_cntr"})
     for k in keys:
         names = {r.pmu_events[int(k[4:])] for r in runs if k.startswith("cntr") and int(k[4:]) < len(r.pmu_events)}
         label = f"PMU {k}" + (f" ({'/'.join(sorted(names))})" if names else "")
         rows.append((label, [r.pmu.get(k) for r in runs]))
-    mems = []
-    for r in runs:
-        for m in r.memory_bytes:
-            if m not in mems:
-                mems.append(m)
-    for m in mems:
+    for m in _keys_of(runs, "memory_bytes"):
         rows.append((f"{m} bytes read", [r.memory_bytes.get(m, {}).get("read", 0) for r in runs]))
         rows.append((f"{m} bytes written", [r.memory_bytes.get(m, {}).get("written", 0) for r in runs]))
     rows.append(("CPU cycles (inference)", [r.cpu_cycles for r in runs]))
-    stats = []
-    for r in runs:
-        for k in r.memory_stats:
-            if k not in stats:
-                stats.append(k)
-    for k in stats:
+    for k in _keys_of(runs, "memory_stats"):
         rows.append((k, [r.memory_stats.get(k) for r in runs]))
     rows.append(("wall time (s)", [r.wall_seconds for r in runs]))
     head = 6 if any(r.error for r in runs) else 5  # board, NPU, system config, memory mode, result (, error)
@@ -291,11 +281,7 @@ def write_plot(runs: list, path: str, model_name: str = "") -> bool:
     a1.bar(labels, [r.npu_cycles for r in runs], color="tab:blue")
     a1.set_ylabel("NPU cycles")
     a1.set_title(f"NPU cycles {model_name}")
-    mems = []
-    for r in runs:
-        for m in r.memory_bytes:
-            if m not in mems:
-                mems.append(m)
+    mems = _keys_of(runs, "memory_bytes")
     width = 0.8 / max(len(mems), 1)
     for k, m in enumerate(mems):
         xs = [i + k * width for i in range(len(runs))]

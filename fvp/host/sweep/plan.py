@@ -156,6 +156,17 @@ class Compiler:
 
 
 # ------------------------------------------------------------------------------------------------ planning
+def _setting(key: str, overrides: list, point: dict):
+    """What ``key`` is for a point: the point's value, else the last ``-C key=...`` of the sweep, else None."""
+    if key in point:
+        return format_value(point[key])
+    value = None
+    for o in overrides:
+        if o.partition("=")[0].strip() == key:
+            value = o.partition("=")[2].strip()
+    return value
+
+
 class Planner:
     def __init__(self, spec: SweepSpec, compiler: Compiler | None = None, log=None):
         self.spec = spec
@@ -283,19 +294,8 @@ class Planner:
         spec = self.spec
         board = spec.board if spec.board != "auto" else board_for_target(c.target) if c.target else "default"
         info = self._board_info(board)
-        mm = None
-        for o in spec.overrides:
-            if o.partition("=")[0].strip() == "npu.memory_mode":
-                mm = o.partition("=")[2].strip()
-        if "npu.memory_mode" in point:
-            mm = format_value(point["npu.memory_mode"])
-        sc = None
-        for o in spec.overrides:
-            if o.partition("=")[0].strip() == "npu.system_config":
-                sc = o.partition("=")[2].strip()
-        if "npu.system_config" in point:
-            sc = format_value(point["npu.system_config"])
-        sc = sc or c.system_config
+        mm = _setting("npu.memory_mode", spec.overrides, point)
+        sc = _setting("npu.system_config", spec.overrides, point) or c.system_config
         out = []
         if mm is not None:  # the runner is built for the memory mode: its pools go with it (et_build)
             out += [f"npu.memory_mode={mm}"] + et_build.pool_overrides(mm, info["has_fast"])

@@ -219,6 +219,14 @@ def write_plots(rows: list, axis_keys: list, out_dir, title: str) -> list:
     if not ok:
         return []
     written = []
+
+    def save(fig, name: str) -> None:
+        fig.tight_layout()
+        p = Path(out_dir) / name
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        written.append(str(p))
+
     keys = [k for k in axis_keys if len({format_value(r["axes"].get(k, "-")) for r in ok}) > 1] or axis_keys[:1]
     progs = list(dict.fromkeys(r["program"] for r in ok))
     if keys:
@@ -243,11 +251,7 @@ def write_plots(rows: list, axis_keys: list, out_dir, title: str) -> list:
             if 1 < len(series) <= 12:
                 ax.legend(fontsize=7, title=", ".join(others) if others else None, title_fontsize=7)
         fig.suptitle(f"{title}: NPU cycles along each axis")
-        fig.tight_layout()
-        p = Path(out_dir) / "cycles.png"
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        written.append(str(p))
+        save(fig, "cycles.png")
     fig, ax = plt.subplots(figsize=(7.5, 5))
     colours = {}
     for r in ok:
@@ -270,9 +274,5 @@ def write_plots(rows: list, axis_keys: list, out_dir, title: str) -> list:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"{title}: NPU cycles against SRAM")
-    fig.tight_layout()
-    p = Path(out_dir) / "pareto.png"
-    fig.savefig(p, dpi=100)
-    plt.close(fig)
-    written.append(str(p))
+    save(fig, "pareto.png")
     return written
