@@ -10,7 +10,8 @@ the host's side of a run, for ``fvp run``, the drop-in, ``fvp compare`` and ``fv
 - ``run(platform, main, stat=...)``: runs the firmware image's ``main`` (the board's image by default), then prints the FVP's lines,
   ``Info: /OSCI/SystemC: Simulation stopped by user.`` and the ``[warning ][main@0][<t> ns]`` line, or the
   ``Info: Simulation is stopping. Reason: ...`` line of a limit or a failure, and ``--stat``'s statistics
-  block; the outcome carries the exit status of ``fvp run``.
+  block; the outcome carries the exit status of ``fvp run``. The platform is closed then (its UART files, its
+  memories given back), so a host running program after program reuses the pages at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..machine.platform import Platform, RunResult
 from .firmware_image import FirmwareImage, firmware_image
 from .entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
 from . import inputs as host_inputs
+from .launch import settle_new_heap
 
 _STOP_MESSAGES = {
     "cycle_limit": "Cycle limit has been exceeded.",
@@ -80,6 +82,7 @@ def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
     if stat:
         print_stat(platform, outcome)
     platform.close()
+    settle_new_heap()
     return outcome
 
 

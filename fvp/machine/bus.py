@@ -46,6 +46,18 @@ class Ram:
     def __post_init__(self):
         self.data = np.zeros(self.size, dtype=np.uint8)
 
+    def release(self) -> None:
+        """Drop this memory's bytes (``Platform.close``): the array is freed once no view of it is left."""
+        self.data = _RELEASED
+
+
+_RELEASED = np.zeros(0, dtype=np.uint8)
+_RELEASED.flags.writeable = False
+
+
+def _released(w, addr: int, master: str) -> BusFault:
+    return BusFault(f"{master} access to {w.name} at 0x{addr:08x} after the platform was closed", addr, master)
+
 
 @dataclass(frozen=True)
 class Window:
@@ -123,13 +135,18 @@ class Bus:
         if not isinstance(w.target, Ram):
             raise BusFault(f"{master} block access to device registers of {w.name} at 0x{addr:08x}", addr, master)
         off = addr - w.start
-        return w.target.data[off: off + size]
+        data = w.target.data
+        if data is _RELEASED:
+            raise _released(w, addr, master)
+        return data[off: off + size]
 
     def read_word(self, addr: int, size: int, master: str = "cpu") -> int:
         w = self._window(addr, size, master)
         t = w.target
         off = addr - w.start
         if isinstance(t, Ram):
+            if t.data is _RELEASED:
+                raise _released(w, addr, master)
             return int.from_bytes(t.data[off: off + size].tobytes(), "little")
         return t.read(off, size)
 
@@ -138,6 +155,8 @@ class Bus:
         t = w.target
         off = addr - w.start
         if isinstance(t, Ram):
+            if t.data is _RELEASED:
+                raise _released(w, addr, master)
             if t.kind == "rom" and master != "loader":
                 raise BusFault(f"{master} write to read-only {w.name} at 0x{addr:08x}", addr, master)
             t.data[off: off + size] = np.frombuffer((value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"), np.uint8)

@@ -82,3 +82,21 @@ def test_the_launcher_never_exits_a_caller(monkeypatch):
     assert launch._is_script("FVP_Corstone_SSE-300_Ethos-U55")
     monkeypatch.setenv("FVP_FAST_EXIT", "0")
     assert not launch._is_script("FVP_Corstone_SSE-300_Ethos-U55")
+
+
+def test_numba_heap_frozen_once_and_only_where_the_start_up_heap_was():
+    """After the run that first loads numba, a process that froze its start-up heap (the console scripts, the
+    bench child) freezes numba's objects too, once; a library caller's collector is never touched."""
+    code = ("import gc, numba\n"
+            "from fvp.host import launch\n"
+            "launch.settle_new_heap()\n"
+            "print(gc.get_freeze_count() == 0)\n"
+            "launch.settle_heap()\n"
+            "frozen = gc.get_freeze_count()\n"
+            "keep = [[i] for i in range(1000)]\n"
+            "launch.settle_new_heap()\n"
+            "after = gc.get_freeze_count()\n"
+            "keep += [[i] for i in range(1000)]\n"
+            "launch.settle_new_heap()\n"
+            "print(after >= frozen + 1000, gc.get_freeze_count() == after)\n")
+    assert _python(code).split() == ["True", "True", "True"]

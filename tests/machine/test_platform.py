@@ -76,6 +76,23 @@ def test_address_map_and_bus_masters():
     assert "unmapped" in amap.describe(0x3000_2000)
 
 
+def test_close_gives_back_the_memories_and_keeps_earlier_views():
+    """A closed platform's RAM is freed at once (not when the collector breaks its cycles): a view taken
+    before keeps its bytes, an access afterwards is a clear bus fault, the secure alias too."""
+    p = Platform(load_board("default"), model=b"\x5a" * 64, out=io.StringIO(), quiet_guest=True)
+    addr, _ = p.layout["model"]
+    before = p.bus.view(addr, 64)
+    ram = p.amap.find(addr).target
+    p.close()
+    assert before.tobytes() == b"\x5a" * 64 and ram.data.size == 0
+    for access in (lambda a: p.bus.view(a, 4), lambda a: p.bus.read_word(a, 4), lambda a: p.bus.write_word(a, 1, 4)):
+        with pytest.raises(BusFault, match="after the platform was closed"):
+            access(addr)
+    with pytest.raises(BusFault, match="after the platform was closed"):
+        p.bus.view(0x3100_0000, 4)  # ISRAM0's secure alias
+    p.close()  # twice is harmless
+
+
 def test_simulator_time_events_and_cycle_limit():
     sim = Simulator(32_000_000, cycle_limit=1000)
     fired = []
