@@ -64,68 +64,62 @@ def _problems(path, overrides=()):
     return e.value.problems
 
 
-def test_misspelt_key(tmp_path):
-    p = _write(tmp_path, """
-        extends: corstone-300.yaml
+# a board on top of corstone-300.yaml with one mistake -> what its one problem line says
+_ONE_PROBLEM = {
+    "misspelt_key": ("""
         npu:
           varient: ethos-u55-64
-    """)
-    (line,) = _problems(p)
-    assert "bad.yaml" in line and "npu.varient" in line and "unknown key" in line and "variant" in line
-
-
-def test_bad_unit(tmp_path):
-    p = _write(tmp_path, """
-        extends: corstone-300.yaml
+    """, ("bad.yaml", "npu.varient", "unknown key", "variant")),
+    "bad_unit": ("""
         memory:
           ISRAM0:
             size: 2XB
-    """)
-    (line,) = _problems(p)
-    assert "memory.ISRAM0.size" in line and "'2XB'" in line and "MiB" in line
+    """, ("memory.ISRAM0.size", "'2XB'", "MiB")),
+    "npu_scratch_in_dtcm": ("""
+        firmware:
+          pools:
+            temp: {region: DTCM, size: 64KiB, npu: true}
+    """, ("firmware.pools.temp", "DTCM", "NPU cannot reach")),
+    "pool_larger_than_region": ("""
+        firmware:
+          pools:
+            temp: {region: SRAM, size: 3MiB, npu: true}
+    """, ("firmware.pools.temp", "overflowed")),
+}
 
-
-def test_overlapping_regions(tmp_path):
-    p = _write(tmp_path, """
-        extends: corstone-300.yaml
+# ... -> what one of its problem lines says
+_OVERLAP = {
+    "regions": ("""
         memory:
           EXTRA:
             base: 0x2108_0000
             size: 1MiB
             masters: [cpu, npu]
-    """)
-    lines = _problems(p)
-    assert any("overlaps" in l and "EXTRA" in l and "ISRAM" in l for l in lines)
-
-
-def test_npu_scratch_in_dtcm(tmp_path):
-    p = _write(tmp_path, """
-        extends: corstone-300.yaml
-        firmware:
-          pools:
-            temp: {region: DTCM, size: 64KiB, npu: true}
-    """)
-    (line,) = _problems(p)
-    assert "firmware.pools.temp" in line and "DTCM" in line and "NPU cannot reach" in line
-
-
-def test_pool_larger_than_region_and_overlap(tmp_path):
-    p = _write(tmp_path, """
-        extends: corstone-300.yaml
-        firmware:
-          pools:
-            temp: {region: SRAM, size: 3MiB, npu: true}
-    """)
-    (line,) = _problems(p)
-    assert "firmware.pools.temp" in line and "overflowed" in line
-    p2 = _write(tmp_path, """
-        extends: corstone-300.yaml
+    """, ("overlaps", "EXTRA", "ISRAM")),
+    "pools": ("""
         firmware:
           pools:
             extra: {region: SRAM, size: 64KiB, address: 0x3100_1000}
-    """, "overlap.yaml")
-    lines = _problems(p2)
-    assert any("overlaps" in l and "extra" in l and "temp" in l for l in lines)
+    """, ("overlaps", "extra", "temp")),
+}
+
+
+def _on_corstone300(tmp_path, body):
+    return _write(tmp_path, "extends: corstone-300.yaml\n" + textwrap.dedent(body))
+
+
+@pytest.mark.parametrize("case", _ONE_PROBLEM)
+def test_one_line_names_the_bad_key(tmp_path, case):
+    body, says = _ONE_PROBLEM[case]
+    (line,) = _problems(_on_corstone300(tmp_path, body))
+    assert all(s in line for s in says), line
+
+
+@pytest.mark.parametrize("case", _OVERLAP)
+def test_overlap_is_reported(tmp_path, case):
+    body, says = _OVERLAP[case]
+    lines = _problems(_on_corstone300(tmp_path, body))
+    assert any(all(s in l for s in says) for l in lines), lines
 
 
 @pytest.mark.parametrize("override,key", [

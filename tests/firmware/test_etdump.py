@@ -24,17 +24,23 @@ DEBUG_PROGRAMS = [CORPUS / "add_mul_u55-128.bpte", DATA / "cpu_programs" / "cpu4
 ELEM = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 6: 4, 7: 8, 11: 1, 22: 2, 27: 2}  # ETDump scalar type -> element bytes
 
 
-def _events(path):
-    et = read_etdump(path.read_bytes())
+def _blocks(et, event):
+    """[(run data block's name, [event(e) for each of its events])] of a read ETDump."""
     blocks = []
     for i in range(et.RunDataLength()):
         rd = et.RunData(i)
-        evs = []
-        for j in range(rd.EventsLength()):
-            pe = rd.Events(j).ProfileEvent()
-            evs.append((pe.Name().decode(), pe.InstructionId(), pe.ChainIndex(), pe.StartTime(), pe.EndTime()))
-        blocks.append((rd.Name().decode(), evs))
-    return et.Version(), blocks
+        blocks.append((rd.Name().decode(), [event(rd.Events(j)) for j in range(rd.EventsLength())]))
+    return blocks
+
+
+def _profile_event(ev):
+    pe = ev.ProfileEvent()
+    return pe.Name().decode(), pe.InstructionId(), pe.ChainIndex(), pe.StartTime(), pe.EndTime()
+
+
+def _events(path):
+    et = read_etdump(path.read_bytes())
+    return et.Version(), _blocks(et, _profile_event)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
@@ -94,24 +100,18 @@ def _debug_run(tmp_path, program, level="intermediate", *extra):
     return e, d, out
 
 
+def _any_event(ev):
+    pe, de = ev.ProfileEvent(), ev.DebugEvent()
+    assert (pe is None) != (de is None)
+    if pe is not None:
+        return "P", pe.Name().decode(), pe.InstructionId(), pe.ChainIndex()
+    assert de.Name() is None and de.DelegateDebugIdInt() == -1 and de.DelegateDebugIdStr() is None
+    return "D", de.InstructionId(), de.ChainIndex(), de.DebugEntry()
+
+
 def _all_events(etdump_path):
     """Per block: (kind, ...) with kind P (name, instruction, chain) or D (instruction, chain, value)."""
-    et = read_etdump(etdump_path.read_bytes())
-    blocks = []
-    for i in range(et.RunDataLength()):
-        rd = et.RunData(i)
-        evs = []
-        for j in range(rd.EventsLength()):
-            ev = rd.Events(j)
-            pe, de = ev.ProfileEvent(), ev.DebugEvent()
-            assert (pe is None) != (de is None)
-            if pe is not None:
-                evs.append(("P", pe.Name().decode(), pe.InstructionId(), pe.ChainIndex()))
-            else:
-                assert de.Name() is None and de.DelegateDebugIdInt() == -1 and de.DelegateDebugIdStr() is None
-                evs.append(("D", de.InstructionId(), de.ChainIndex(), de.DebugEntry()))
-        blocks.append((rd.Name().decode(), evs))
-    return blocks
+    return _blocks(read_etdump(etdump_path.read_bytes()), _any_event)
 
 
 def _tensor(value, buf):

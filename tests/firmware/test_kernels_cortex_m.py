@@ -276,25 +276,26 @@ def test_conv_1xn_right_edge_of_a_valid_convolution():
     np.testing.assert_array_equal(got[:, :, 0, 3], np.clip(requantize(acc_quirk, 1 << 30, -4), -128, 127)[:, :, 3])
 
 
+def _conv_failure(x_shape, w_shape, out_shape, stride, padding, **kw) -> RuntimeFailure:
+    """How quantized_conv2d fails on zeros (``x_shape``), ones (``w_shape``) and an ``out_shape`` output."""
+    h = Harness()
+    x = np.zeros(x_shape, np.int8)
+    w = np.ones(w_shape, np.int8)
+    out = h.tensor(np.zeros(out_shape, np.int8), True)
+    with pytest.raises(RuntimeFailure) as e:
+        h.call("cortex_m::quantized_conv2d.out", _conv_args(h, x, w, None, stride, padding, [1, 1], **kw), out)
+    return e.value
+
+
 def test_conv_1xn_padding_it_cannot_place_fails():
     """pad 1, (W + 2 - K) % stride == 1: arm_convolve_1_x_n_s8 returns ARM_CMSIS_NN_FAILURE."""
-    h = Harness()
-    x = np.zeros((1, 4, 1, 12), np.int8)
-    w = np.ones((3, 1, 3, 4), np.int8)
-    out = h.tensor(np.zeros((1, 3, 1, 6), np.int8), True)
-    with pytest.raises(RuntimeFailure) as e:
-        h.call("cortex_m::quantized_conv2d.out", _conv_args(h, x, w, None, [1, 2], [0, 1], [1, 1]), out)
-    assert e.value.code == Error.Internal and "status -3" in e.value.message
+    e = _conv_failure((1, 4, 1, 12), (3, 1, 3, 4), (1, 3, 1, 6), [1, 2], [0, 1])
+    assert e.code == Error.Internal and "status -3" in e.message
 
 
 def test_conv_without_scratch_fails_like_cmsis():
-    h = Harness()
-    x = np.zeros((1, 3, 5, 5), np.int8)
-    w = np.ones((2, 3, 3, 3), np.int8)
-    out = h.tensor(np.zeros((1, 2, 5, 5), np.int8), True)
-    with pytest.raises(RuntimeFailure) as e:
-        h.call("cortex_m::quantized_conv2d.out", _conv_args(h, x, w, None, [1, 1], [1, 1], [1, 1], scratch=0), out)
-    assert e.value.code == Error.Internal
+    e = _conv_failure((1, 3, 5, 5), (2, 3, 3, 3), (1, 2, 5, 5), [1, 1], [1, 1], scratch=0)
+    assert e.code == Error.Internal
 
 
 def test_conv_nhwc_variant_matches_the_channels_last_one():

@@ -316,22 +316,24 @@ def test_absurd_lengths_offsets_and_vtables(raw, monkeypatch):
 _FLIPS = st.lists(st.tuples(st.integers(0, 2**31), st.integers(0, 7)), min_size=1, max_size=10)
 
 
+def _flipped(raw: bytes, flips) -> bytes:
+    """``raw`` with each (position, bit) of ``flips`` inverted (positions wrap around)."""
+    bad = bytearray(raw)
+    for pos, bit in flips:
+        bad[pos % len(bad)] ^= 1 << bit
+    return bytes(bad)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_FLIPS)
 def test_random_bit_flips_pte(flips):
-    bad = bytearray(ADD_Q)
-    for pos, bit in flips:
-        bad[pos % len(bad)] ^= 1 << bit
-    _load_or_fail(bytes(bad))
+    _load_or_fail(_flipped(ADD_Q, flips))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_FLIPS)
 def test_random_bit_flips_bpte(flips):
-    bad = bytearray(ADD_BPTE)
-    for pos, bit in flips:
-        bad[pos % len(bad)] ^= 1 << bit
-    _load_or_fail(bytes(bad))
+    _load_or_fail(_flipped(ADD_BPTE, flips))
 
 
 @settings(max_examples=100, deadline=None)

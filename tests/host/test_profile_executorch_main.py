@@ -274,9 +274,8 @@ class _Console:
         self.text += data.decode()
 
 
-@pytest.mark.parametrize("profile, runtime", [("executorch-1.5", 0x200), (PROFILE, (1 << 64) - 0xFFFFFE00)])
-def test_cycle_arithmetic_of_21911(profile, runtime):
-    """A CCNTR that wraps during the run: a 32-bit difference before #21911, a uint64_t difference on main."""
+def _measured(profile, ccntr, inferences) -> str:
+    """What the runner's PerfMonitor logs for one measurement whose CCNTR reads are ``ccntr`` (start, stop)."""
     sys.path.insert(0, str(ROOT))
     from firmware.executorch import log
     from firmware.executorch.perf_monitor import PerfMonitor
@@ -285,28 +284,23 @@ def test_cycle_arithmetic_of_21911(profile, runtime):
     console = _Console()
     log.install(log.EtLog(console))
     try:
-        perf = PerfMonitor(_Bus([0xFFFF_FF00, 0x100]), None, 0, get_profile(profile))
+        perf = PerfMonitor(_Bus(list(ccntr)), None, 0, get_profile(profile))
         perf.start()
-        perf.stop(1)
+        perf.stop(inferences)
     finally:
         log.install(None)
-    assert f"Inference runtime: {runtime} CPU cycles total ({runtime:.2f} per inference)" in console.text
+    return console.text
+
+
+@pytest.mark.parametrize("profile, runtime", [("executorch-1.5", 0x200), (PROFILE, (1 << 64) - 0xFFFFFE00)])
+def test_cycle_arithmetic_of_21911(profile, runtime):
+    """A CCNTR that wraps during the run: a 32-bit difference before #21911, a uint64_t difference on main."""
+    text = _measured(profile, (0xFFFF_FF00, 0x100), 1)
+    assert f"Inference runtime: {runtime} CPU cycles total ({runtime:.2f} per inference)" in text
 
 
 def test_no_inference_ran_divides_by_zero_as_c_does():
     """StopMeasurements(0) on main (the first inference failed): the per-inference figures are nan."""
-    sys.path.insert(0, str(ROOT))
-    from firmware.executorch import log
-    from firmware.executorch.perf_monitor import PerfMonitor
-    from firmware.executorch.profiles import get_profile
-
-    console = _Console()
-    log.install(log.EtLog(console))
-    try:
-        perf = PerfMonitor(_Bus([5, 5]), None, 0, get_profile(PROFILE))
-        perf.start()
-        perf.stop(0)
-    finally:
-        log.install(None)
-    assert "NPU Inferences : 0" in console.text and "NPU delegations: 0 (nan per inference)" in console.text
-    assert unmatched(console.text) == []
+    text = _measured(PROFILE, (5, 5), 0)
+    assert "NPU Inferences : 0" in text and "NPU delegations: 0 (nan per inference)" in text
+    assert unmatched(text) == []

@@ -559,13 +559,17 @@ def _bad_models():
     }
 
 
-@pytest.mark.parametrize("case", sorted(_bad_models()))
-def test_new_kernels_fail_at_prepare_with_one_line(case):
-    data, x, start = _bad_models()[case]
+def _fails_at_prepare_with_one_line(data, x, start):
+    """The model's first operator fails Prepare: one line starting ``start``, then TFLM's node line."""
     lines = _prepare_error(data, x)
     op = start.split(":")[0]
     assert lines[0].startswith(start) and "\n" not in lines[0], lines
     assert lines[1] == f"Node {op} (number 0) failed to prepare with status 1"
+
+
+@pytest.mark.parametrize("case", sorted(_bad_models()))
+def test_new_kernels_fail_at_prepare_with_one_line(case):
+    _fails_at_prepare_with_one_line(*_bad_models()[case])
 
 
 # ------------------------------------------------------------------ issue 19 operators
@@ -803,11 +807,7 @@ def _bad_models_issue19():
 
 @pytest.mark.parametrize("case", sorted(_bad_models_issue19()))
 def test_issue19_kernels_fail_at_prepare_with_one_line(case):
-    data, x, start = _bad_models_issue19()[case]
-    lines = _prepare_error(data, x)
-    op = start.split(":")[0]
-    assert lines[0].startswith(start) and "\n" not in lines[0], lines
-    assert lines[1] == f"Node {op} (number 0) failed to prepare with status 1"
+    _fails_at_prepare_with_one_line(*_bad_models_issue19()[case])
 
 
 def test_gather_position_out_of_range_stops_the_run():
