@@ -285,6 +285,18 @@ def _r1(opcode, name, reg, *, address=True, signed=False, param_fields=_ADDR_HI,
                             param_fields=tuple(param_fields), address=address, signed_address=signed, **kw))
 
 
+def tile_commands():
+    """(opcode, name, TSU register, field name) of the CMD0 commands every feature map has at the same
+    distance from its group's first command and register (IFM 0x100/0x800, OFM 0x110/0x840, IFM2
+    0x180/0x900): the zero point (the OFM's one command earlier), the tile sizes and the region. The Ethos-U85
+    has them too; the field names are its header's."""
+    for fm, opcode, reg in (("IFM", 0x100, 0x800), ("OFM", 0x110, 0x840), ("IFM2", 0x180, 0x900)):
+        for k, what, field in ((8 if fm == "OFM" else 9, "ZERO_POINT", "zero_point"), (0xA, "WIDTH0_M1", "width_m1"),
+                               (0xB, "HEIGHT0_M1", "height_m1"), (0xC, "HEIGHT1_M1", "height_m1"),
+                               (0xF, "REGION", "region")):
+            yield opcode + k, f"NPU_SET_{fm}_{what}", reg + 4 * k, field
+
+
 # CMD0 operations
 _op(0x000, "NPU_OP_STOP", (Field("mask", 0, 16),))
 _op(0x001, "NPU_OP_IRQ", (Field("mask", 0, 16),))
@@ -305,12 +317,7 @@ _r0(0x103, "NPU_SET_IFM_PAD_BOTTOM", 0x80C, (Field("pad", 0, 8),))
 _r0(0x104, "NPU_SET_IFM_DEPTH_M1", 0x810)
 _r0(0x105, "NPU_SET_IFM_PRECISION", 0x814, _IFM_PRECISION)
 _r0(0x107, "NPU_SET_IFM_UPSCALE", 0x81C, (Field("mode", 0, 2, enum=UPSCALE_MODE),))
-_r0(0x109, "NPU_SET_IFM_ZERO_POINT", 0x824)
-_r0(0x10A, "NPU_SET_IFM_WIDTH0_M1", 0x828)
-_r0(0x10B, "NPU_SET_IFM_HEIGHT0_M1", 0x82C)
-_r0(0x10C, "NPU_SET_IFM_HEIGHT1_M1", 0x830)
 _r0(0x10D, "NPU_SET_IFM_IB_END", 0x834, (Field("ib_end", 0, 6),))
-_r0(0x10F, "NPU_SET_IFM_REGION", 0x83C, _REGION)
 _r0(0x111, "NPU_SET_OFM_WIDTH_M1", 0x844)
 _r0(0x112, "NPU_SET_OFM_HEIGHT_M1", 0x848)
 _r0(0x113, "NPU_SET_OFM_DEPTH_M1", 0x84C)
@@ -318,11 +325,6 @@ _r0(0x114, "NPU_SET_OFM_PRECISION", 0x850, _OFM_PRECISION)
 _r0(0x115, "NPU_SET_OFM_BLK_WIDTH_M1", 0x854, (Field("value", 0, 6),))
 _r0(0x116, "NPU_SET_OFM_BLK_HEIGHT_M1", 0x858, (Field("value", 0, 5),))
 _r0(0x117, "NPU_SET_OFM_BLK_DEPTH_M1", 0x85C, (Field("value", 0, 7),))
-_r0(0x118, "NPU_SET_OFM_ZERO_POINT", 0x860)
-_r0(0x11A, "NPU_SET_OFM_WIDTH0_M1", 0x868)
-_r0(0x11B, "NPU_SET_OFM_HEIGHT0_M1", 0x86C)
-_r0(0x11C, "NPU_SET_OFM_HEIGHT1_M1", 0x870)
-_r0(0x11F, "NPU_SET_OFM_REGION", 0x87C, _REGION)
 _r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880)
 _r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884)
 _r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, KERNEL_STRIDE_FIELDS)
@@ -342,12 +344,9 @@ _r0(0x133, "NPU_SET_DMA0_SIZE1", 0x8CC)
 _r0(0x180, "NPU_SET_IFM2_BROADCAST", 0x900, _IFM2_BROADCAST)
 _r0(0x181, "NPU_SET_IFM2_SCALAR", 0x904)
 _r0(0x185, "NPU_SET_IFM2_PRECISION", 0x914, _IFM2_PRECISION)
-_r0(0x189, "NPU_SET_IFM2_ZERO_POINT", 0x924)
-_r0(0x18A, "NPU_SET_IFM2_WIDTH0_M1", 0x928)
-_r0(0x18B, "NPU_SET_IFM2_HEIGHT0_M1", 0x92C)
-_r0(0x18C, "NPU_SET_IFM2_HEIGHT1_M1", 0x930)
 _r0(0x18D, "NPU_SET_IFM2_IB_START", 0x934, (Field("ib_start", 0, 6),))
-_r0(0x18F, "NPU_SET_IFM2_REGION", 0x93C, _REGION)
+for _opcode, _name, _reg, _field in tile_commands():  # the feature maps' zero points, tiles and regions
+    _r0(_opcode, _name, _reg, _REGION if _field == "region" else F16)
 
 # CMD1 register writes (payload = 32-bit value)
 for _i in range(4):
@@ -384,6 +383,7 @@ _r1(0x093, "NPU_SET_SCALE1_LENGTH", 0xB58, u65_only=True)
 for _i in range(8):  # U55 arch 1.1 header only; not used by Vela, no effect
     _r1(0x0A0 + _i, f"NPU_SET_USER_DEFINED{_i}", 0xB80 + 8 * _i, address=False, param_fields=(), u55_only=True)
 
+_DEFS.sort(key=lambda d: d.code)  # the tables in code order, the loops' commands among the others
 #: code (low half-word of the first command word) -> definition
 COMMANDS: dict[int, CommandDef] = {d.code: d for d in _DEFS}
 #: name -> definition

@@ -43,7 +43,7 @@ from typing import NamedTuple
 from . import ethosu as _u55
 from .ethosu import (DMA_REGION_MODE, DMA_STRIDE_MODE, KERNEL_DECOMPOSITION, KERNEL_DILATION, KERNEL_STRIDE_FIELDS,
                      OFM_SCALE_MODE, PAYLOAD_FLAG, PRECISION_BITS, WEIGHT_ORDER, CommandCodes, CommandDef,
-                     pmu_control_registers, pmu_event_counter_registers, register_pair)
+                     pmu_control_registers, pmu_event_counter_registers, register_pair, tile_commands)
 from .regs import Codes, Field, Register, RegisterMap, bit
 
 # ================================================================================ codes
@@ -383,11 +383,6 @@ _r0(0x104, "NPU_SET_IFM_DEPTH_M1", 0x810, _v("depth_m1"))
 _r0(0x105, "NPU_SET_IFM_PRECISION", 0x814, *_IFM_PRECISION)
 _r0(0x107, "NPU_SET_IFM_UPSCALE", 0x81C, Field("mode", 0, 2, enum=IFM_UPSCALE_MODE))
 _r0(0x108, "NPU_SET_IFM_BROADCAST", 0x820, *_BROADCAST)
-_r0(0x109, "NPU_SET_IFM_ZERO_POINT", 0x824, _v("zero_point"))
-_r0(0x10A, "NPU_SET_IFM_WIDTH0_M1", 0x828, _v("width_m1"))
-_r0(0x10B, "NPU_SET_IFM_HEIGHT0_M1", 0x82C, _v("height_m1"))
-_r0(0x10C, "NPU_SET_IFM_HEIGHT1_M1", 0x830, _v("height_m1"))
-_r0(0x10F, "NPU_SET_IFM_REGION", 0x83C, *_REGION)
 _r0(0x111, "NPU_SET_OFM_WIDTH_M1", 0x844, _v("width_m1"))
 _r0(0x112, "NPU_SET_OFM_HEIGHT_M1", 0x848, _v("height_m1"))
 _r0(0x113, "NPU_SET_OFM_DEPTH_M1", 0x84C, _v("depth_m1"))
@@ -395,11 +390,6 @@ _r0(0x114, "NPU_SET_OFM_PRECISION", 0x850, *_OFM_PRECISION)
 _r0(0x115, "NPU_SET_OFM_BLK_WIDTH_M1", 0x854, _v("width_m1", 7))
 _r0(0x116, "NPU_SET_OFM_BLK_HEIGHT_M1", 0x858, _v("height_m1", 7))
 _r0(0x117, "NPU_SET_OFM_BLK_DEPTH_M1", 0x85C, _v("depth_m1", 10))
-_r0(0x118, "NPU_SET_OFM_ZERO_POINT", 0x860, _v("zero_point"))
-_r0(0x11A, "NPU_SET_OFM_WIDTH0_M1", 0x868, _v("width_m1"))
-_r0(0x11B, "NPU_SET_OFM_HEIGHT0_M1", 0x86C, _v("height_m1"))
-_r0(0x11C, "NPU_SET_OFM_HEIGHT1_M1", 0x870, _v("height_m1"))
-_r0(0x11F, "NPU_SET_OFM_REGION", 0x87C, *_REGION)
 _r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880, _v("width_m1"))
 _r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884, _v("height_m1"))
 _r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, *KERNEL_STRIDE_FIELDS)  # the U55's
@@ -422,11 +412,8 @@ _r0(0x133, "NPU_SET_DMA0_SIZE1", 0x8CC, _v("size"))
 _r0(0x134, "NPU_SET_DMA0_IDX_REGION", 0x8D0, *_REGION)
 _r0(0x180, "NPU_SET_IFM2_BROADCAST", 0x900, *_BROADCAST)
 _r0(0x185, "NPU_SET_IFM2_PRECISION", 0x914, *_IFM_PRECISION)
-_r0(0x189, "NPU_SET_IFM2_ZERO_POINT", 0x924, _v("zero_point"))
-_r0(0x18A, "NPU_SET_IFM2_WIDTH0_M1", 0x928, _v("width_m1"))
-_r0(0x18B, "NPU_SET_IFM2_HEIGHT0_M1", 0x92C, _v("height_m1"))
-_r0(0x18C, "NPU_SET_IFM2_HEIGHT1_M1", 0x930, _v("height_m1"))
-_r0(0x18F, "NPU_SET_IFM2_REGION", 0x93C, *_REGION)
+for _opcode, _name, _reg, _field in tile_commands():  # the feature maps' zero points, tiles and regions
+    _r0(_opcode, _name, _reg, *(_REGION if _field == "region" else (_v(_field),)))
 
 # CMD1 register writes; each TSU register is 64 bits (X at reg, X_HI at reg + 4)
 for _fm, _op1, _reg in (("IFM", 0x000, 0xA00), ("OFM", 0x010, 0xA40), ("IFM2", 0x080, 0xB00)):
