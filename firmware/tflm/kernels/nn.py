@@ -64,13 +64,13 @@ def _requantize(acc, mult, shift, int32_accumulator: bool):
     return fx.mbqm64(acc, mult, shift)
 
 
-def _windows(x: np.ndarray, kh, kw, sh, sw, dh, dw, oh, ow):
-    """[N, oh, ow, kh, kw, C] view of the (already padded) NHWC input."""
+def _windows(x: np.ndarray, g: dict):
+    """[N, oh, ow, kh, kw, C] view of the (already padded) NHWC input, for the geometry ``g``."""
     n, _, _, c = x.shape
     s = x.strides
     return np.lib.stride_tricks.as_strided(
-        x, shape=(n, oh, ow, kh, kw, c), strides=(s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]),
-        writeable=False)
+        x, shape=(n, g["oh"], g["ow"], g["kh"], g["kw"], c),
+        strides=(s[0], s[1] * g["sh"], s[2] * g["sw"], s[1] * g["dh"], s[2] * g["dw"], s[3]), writeable=False)
 
 
 def _conv_geometry(ti, tw_hw, opts, to):
@@ -96,16 +96,51 @@ def _pad_nhwc(x, g, value):
     return np.pad(x, ((0, 0), (g["ph"], g["after_h"]), (g["pw"], g["after_w"]), (0, 0)), constant_values=value)
 
 
-@register("CONV_2D")
-def prepare_conv(ctx, op):
+def _operands(ctx, op):
+    """The input, filter and output tensors, and the optional bias tensor (input 2), of CONV_2D,
+    DEPTHWISE_CONV_2D and FULLY_CONNECTED."""
     ti, tw, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1]), ctx.tensor(op.outputs[0])
     tb = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    return ti, tw, to, tb
+
+
+def _constants(ctx, op, tb, name: str):
+    """The filter's values (it must be constant) and the bias's (None without a bias)."""
+    w = ctx.const(op.inputs[1])
+    ensure(w is not None, f"{name} filter must be constant")
+    return w, (ctx.const(op.inputs[2]) if tb is not None else None)
+
+
+def _float_result(acc, bias, lo, hi):
+    """The float32 kernels' end: the bias added after the accumulation, then the activation clamp."""
+    if bias is not None:
+        acc = acc + bias.astype(np.float32)
+    return np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
+
+
+def _bias64(bias, n: int):
+    return bias.astype(np.int64) if bias is not None else np.zeros(n, np.int64)
+
+
+def _conv_quantization(ctx, name: str, ti, tw, to, n_channels: int, act: int):
+    """The integer Prepare both convolutions share: the types, the per-channel multipliers, the activation range
+    and the zero points the Eval applies (none for int16: its kernels read none)."""
+    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
+           f"{name} {ti.type_name} x {tw.type_name} -> {to.type_name} not supported (hybrid models are not "
+           f"supported on TFLite Micro)")
+    mult, shift = _per_channel(ctx, ti, tw, to, n_channels)
+    lo, hi = activation_range_quantized(act, to)
+    zi, zo = (ti.params_zero_point, to.params_zero_point) if ti.type == TYPE_INT8 else (0, 0)
+    return mult, shift, zi, zo, lo, hi
+
+
+@register("CONV_2D")
+def prepare_conv(ctx, op):
+    ti, tw, to, tb = _operands(ctx, op)
     ensure(len(ti.shape) == 4 and len(tw.shape) == 4, "CONV_2D needs 4-D input and filter")
     oc, kh, kw, ic = tw.shape
     ensure(ti.shape[3] == ic, f"grouped convolution (input {ti.shape[3]} channels, filter {ic}) not supported")
-    w = ctx.const(op.inputs[1])
-    ensure(w is not None, "CONV_2D filter must be constant")
-    bias = ctx.const(op.inputs[2]) if tb is not None else None
+    w, bias = _constants(ctx, op, tb, "CONV_2D")
     g = _conv_geometry(ti, (kh, kw), op.options, to)
     act = int(op.options.FusedActivationFunction())
     macs = to.numel * kh * kw * ic
@@ -114,37 +149,19 @@ def prepare_conv(ctx, op):
         wf = w.astype(np.float32)
 
         def run(ins, outs):
-            xp = _pad_nhwc(ins[0].astype(np.float32), g, 0)
-            win = _windows(xp, kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
-            acc = _float_dot(win.reshape(*win.shape[:3], -1), wf.reshape(oc, -1))
-            if bias is not None:
-                acc = acc + bias.astype(np.float32)
-            outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
+            win = _windows(_pad_nhwc(ins[0].astype(np.float32), g, 0), g)
+            outs[0][...] = _float_result(_float_dot(win.reshape(*win.shape[:3], -1), wf.reshape(oc, -1)), bias, lo, hi)
         return Prepared(run, ("kernel.conv2d_f32", macs))
-    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
-           f"CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported (hybrid models are not "
-           f"supported on TFLite Micro)")
-    mult, shift = _per_channel(ctx, ti, tw, to, oc)
-    zi, zo = ti.params_zero_point, to.params_zero_point
-    lo, hi = activation_range_quantized(act, to)
+    mult, shift, zi, zo, lo, hi = _conv_quantization(ctx, "CONV_2D", ti, tw, to, oc, act)
     w64 = w.astype(np.int64).reshape(oc, -1)
-    b64 = bias.astype(np.int64) if bias is not None else np.zeros(oc, np.int64)
-    if ti.type == TYPE_INT16:
-        acc32 = _int32_accumulator(op, tb, "CONV_2D")
-
-        def run16(ins, outs):  # the int16 kernel reads no zero point
-            xp = _pad_nhwc(ins[0].astype(np.int64), g, 0)
-            win = _windows(xp, kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
-            acc = np.einsum("nhwk,ok->nhwo", win.reshape(*win.shape[:3], -1), w64) + b64
-            outs[0][...] = clamp_cast(_requantize(acc, mult, shift, acc32), lo, hi, np.int16)
-        return Prepared(run16, ("kernel.quantized_conv2d", macs))
+    b64 = _bias64(bias, oc)
+    acc32 = _int32_accumulator(op, tb, "CONV_2D") if ti.type == TYPE_INT16 else True
+    dtype = to.dtype
 
     def run(ins, outs):
-        xp = _pad_nhwc(ins[0].astype(np.int64) - zi, g, 0)
-        win = _windows(xp, kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+        win = _windows(_pad_nhwc(ins[0].astype(np.int64) - zi, g, 0), g)
         acc = np.einsum("nhwk,ok->nhwo", win.reshape(*win.shape[:3], -1), w64) + b64
-        r = fx.mbqm(fx.wrap32(acc), mult, shift) + zo
-        outs[0][...] = clamp_cast(r, lo, hi, np.int8)
+        outs[0][...] = clamp_cast(_requantize(acc, mult, shift, acc32) + zo, lo, hi, dtype)
     return Prepared(run, ("kernel.quantized_conv2d", macs))
 
 
@@ -158,16 +175,13 @@ def _float_dot(win2, w2):
 
 @register("DEPTHWISE_CONV_2D")
 def prepare_depthwise(ctx, op):
-    ti, tw, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1]), ctx.tensor(op.outputs[0])
-    tb = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    ti, tw, to, tb = _operands(ctx, op)
     ensure(len(ti.shape) == 4 and len(tw.shape) == 4, "DEPTHWISE_CONV_2D needs 4-D input and filter")
     _, kh, kw, oc = tw.shape
     ic = ti.shape[3]
     dm = int(op.options.DepthMultiplier()) or 1
     ensure(oc == ic * dm, f"output channels {oc} != input channels {ic} x depth multiplier {dm}")
-    w = ctx.const(op.inputs[1])
-    ensure(w is not None, "DEPTHWISE_CONV_2D filter must be constant")
-    bias = ctx.const(op.inputs[2]) if tb is not None else None
+    w, bias = _constants(ctx, op, tb, "DEPTHWISE_CONV_2D")
     g = _conv_geometry(ti, (kh, kw), op.options, to)
     act = int(op.options.FusedActivationFunction())
     macs = to.numel * kh * kw
@@ -179,48 +193,34 @@ def prepare_depthwise(ctx, op):
 
         def run(ins, outs):
             xp = _pad_nhwc(ins[0].astype(np.float32), g, 0)[..., chan_in]
-            win = _windows(np.ascontiguousarray(xp), kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+            win = _windows(np.ascontiguousarray(xp), g)
             acc = np.zeros(win.shape[:3] + (oc,), np.float32)
             for y in range(kh):
                 for x in range(kw):
                     acc += win[:, :, :, y, x, :] * wf[y, x]
-            if bias is not None:
-                acc = acc + bias.astype(np.float32)
-            outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32)
+            outs[0][...] = _float_result(acc, bias, lo, hi)
         return Prepared(run, ("kernel.depthwise_conv2d_f32", macs))
-    ensure(ti.type == to.type and ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
-           f"DEPTHWISE_CONV_2D {ti.type_name} x {tw.type_name} -> {to.type_name} not supported (hybrid models "
-           f"are not supported on TFLite Micro)")
-    mult, shift = _per_channel(ctx, ti, tw, to, oc)
-    zi, zo = ti.params_zero_point, to.params_zero_point
-    lo, hi = activation_range_quantized(act, to)
+    mult, shift, zi, zo, lo, hi = _conv_quantization(ctx, "DEPTHWISE_CONV_2D", ti, tw, to, oc, act)
     w64 = w.astype(np.int64).reshape(kh, kw, oc)
-    b64 = bias.astype(np.int64) if bias is not None else np.zeros(oc, np.int64)
+    b64 = _bias64(bias, oc)
     if ti.type == TYPE_INT16:
         ensure(tb is None or tb.type == TYPE_INT64,
                f"DEPTHWISE_CONV_2D: int16 input with a {tb.type_name if tb is not None else ''} bias: TFLM reads "
                f"the bias as int64 (an int32 bias is misread), not modelled")
-
-        def run16(ins, outs):  # the int16 kernel reads no zero point
-            xp = _pad_nhwc(ins[0].astype(np.int64), g, 0)[..., chan_in]
-            win = _windows(np.ascontiguousarray(xp), kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
-            acc = np.einsum("nhwyxc,yxc->nhwc", win, w64) + b64
-            outs[0][...] = clamp_cast(fx.mbqm64(acc, mult, shift), lo, hi, np.int16)
-        return Prepared(run16, ("kernel.quantized_depthwise_conv2d", macs))
+    acc32 = ti.type == TYPE_INT8  # the int16 kernel's accumulator is 64-bit
+    dtype = to.dtype
 
     def run(ins, outs):
         xp = _pad_nhwc(ins[0].astype(np.int64) - zi, g, 0)[..., chan_in]
-        win = _windows(np.ascontiguousarray(xp), kh, kw, g["sh"], g["sw"], g["dh"], g["dw"], g["oh"], g["ow"])
+        win = _windows(np.ascontiguousarray(xp), g)
         acc = np.einsum("nhwyxc,yxc->nhwc", win, w64) + b64
-        r = fx.mbqm(fx.wrap32(acc), mult, shift) + zo
-        outs[0][...] = clamp_cast(r, lo, hi, np.int8)
+        outs[0][...] = clamp_cast(_requantize(acc, mult, shift, acc32) + zo, lo, hi, dtype)
     return Prepared(run, ("kernel.quantized_depthwise_conv2d", macs))
 
 
 @register("FULLY_CONNECTED")
 def prepare_fc(ctx, op):
-    ti, tw, to = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1]), ctx.tensor(op.outputs[0])
-    tb = ctx.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    ti, tw, to, tb = _operands(ctx, op)
     o = op.options
     ensure(o is None or int(o.WeightsFormat()) == 0, "FULLY_CONNECTED: only the default weights format")
     ensure(len(tw.shape) == 2, "FULLY_CONNECTED filter must be 2-D")
@@ -228,9 +228,7 @@ def prepare_fc(ctx, op):
     ensure(ti.numel % depth == 0, f"input of {ti.numel} elements is not a multiple of the depth {depth}")
     batches = ti.numel // depth
     ensure(to.numel == batches * units, f"output {list(to.shape)} is not {batches} x {units}")
-    w = ctx.const(op.inputs[1])
-    ensure(w is not None, "FULLY_CONNECTED filter must be constant")
-    bias = ctx.const(op.inputs[2]) if tb is not None else None
+    w, bias = _constants(ctx, op, tb, "FULLY_CONNECTED")
     act = int(o.FusedActivationFunction()) if o is not None else 0
     macs = batches * units * depth
     if ti.type == TYPE_FLOAT32:
@@ -239,10 +237,7 @@ def prepare_fc(ctx, op):
 
         def run(ins, outs):
             x = ins[0].astype(np.float32).reshape(batches, depth)
-            acc = _float_dot(x, wf)
-            if bias is not None:
-                acc = acc + bias.astype(np.float32)
-            outs[0][...] = np.clip(acc, np.float32(lo), np.float32(hi)).astype(np.float32).reshape(to.shape)
+            outs[0][...] = _float_result(_float_dot(x, wf), bias, lo, hi).reshape(to.shape)
         return Prepared(run, ("kernel.fully_connected_f32", macs))
     ensure(ti.type == to.type, f"FULLY_CONNECTED: input {ti.type_name} and output {to.type_name} types differ")
     ensure(ti.type in (TYPE_INT8, TYPE_INT16) and tw.type == TYPE_INT8,
@@ -264,7 +259,7 @@ def prepare_fc(ctx, op):
     zi, zo = ti.params_zero_point, to.params_zero_point
     lo, hi = activation_range_quantized(act, to)
     w64 = w.astype(np.int64) - zw
-    b64 = bias.astype(np.int64) if bias is not None else np.zeros(units, np.int64)
+    b64 = _bias64(bias, units)
     acc32 = _int32_accumulator(op, tb, "FULLY_CONNECTED") if ti.type == TYPE_INT16 else True
     if ti.type == TYPE_INT8:
         ensure(tb is None or tb.type == TYPE_INT32, f"FULLY_CONNECTED: int8 needs an int32 bias "
