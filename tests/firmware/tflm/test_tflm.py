@@ -81,16 +81,23 @@ def _tensor(m, name):
     return next(t for t in m.tensors if t.name == name)
 
 
+def _weighted(data, bias_dtype=np.int32):
+    """A model's weights ``w`` (int8) and bias ``b`` as int arrays from its buffers, and its ``w``, ``x`` and
+    ``y`` tensors (scales, zero points, shapes)."""
+    m = load_model(data)
+    tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
+    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
+    b = np.frombuffer(data, np.dtype(bias_dtype), tb.numel, tb.data_offset).astype(int)
+    return w, b, tw, ti, to
+
+
 def test_conv_matches_numpy_loops():
     from models import m_conv
 
     data = m_conv(padding=0, stride=2, act=1)
-    m = load_model(data)
     x = inputs_for(data, 5)[0]
     ours = run_cpu(data, [x])[0]
-    tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
-    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
-    b = np.frombuffer(data, np.int32, tb.numel, tb.data_offset).astype(int)
+    w, b, tw, ti, to = _weighted(data)
     oc, kh, kw, ic = w.shape
     _, oh, ow, _ = to.shape
     zi, zo = ti.params_zero_point, to.params_zero_point
@@ -346,11 +353,8 @@ def test_fc16_and_dwconv16_match_written_out_loops():
 
     for bias, pc in (("int64", True), ("int32", False), ("int32", True)):
         data = m_fc16(bias, per_channel=pc)
-        m = load_model(data)
         x = inputs_for(data, 2)[0].astype(int)
-        tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
-        w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
-        b = np.frombuffer(data, np.dtype(bias), tb.numel, tb.data_offset).astype(int)
+        w, b, tw, ti, to = _weighted(data, bias)
         y = run_cpu(data, [x.astype(np.int16)])[0]
         for u in range(w.shape[0]):
             s_w = float(np.float64(tw.scale[u if pc else 0]))
@@ -362,11 +366,8 @@ def test_fc16_and_dwconv16_match_written_out_loops():
                 v = _mbqm(acc, mult, sh) if bias == "int32" else _mbqm64(acc, mult, sh)
                 assert y[n, u] == min(max(v, -32768), 32767), (bias, pc, n, u)
     data = m_dwconv16(padding=1, stride=1, dm=2)
-    m = load_model(data)
     x = inputs_for(data, 4)[0].astype(int)
-    tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
-    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
-    b = np.frombuffer(data, np.int64, tb.numel, tb.data_offset).astype(int)
+    w, b, tw, ti, to = _weighted(data, np.int64)
     y = run_cpu(data, [x.astype(np.int16)])[0]
     for c in range(w.shape[3]):
         mult, sh = fx.quantize_multiplier(float(np.float64(ti.params_scale)) * float(np.float64(tw.scale[c]))
@@ -671,12 +672,9 @@ def test_transpose_conv_int8_matches_written_out_scatter(stride, padding, k):
     oh, ow = {(2, 0): (8, 10), (2, 1): (9, 11), (3, 0): (9, 8), (1, 1): (6, 7)}[(stride, padding)]
     ih, iw = {(2, 0): (4, 5), (2, 1): (4, 5), (3, 0): (3, 3), (1, 1): (4, 5)}[(stride, padding)]
     data = m_transpose_conv(in_hw=(ih, iw), out_hw=(oh, ow), k=k, stride=stride, padding=padding)
-    m = load_model(data)
     x = inputs_for(data, 4)[0]
     ours = run_cpu(data, [x])[0]
-    tw, tb, ti, to = (_tensor(m, n) for n in ("w", "b", "x", "y"))
-    w = np.frombuffer(data, np.int8, tw.numel, tw.data_offset).reshape(tw.shape).astype(int)
-    b = np.frombuffer(data, np.int32, tb.numel, tb.data_offset).astype(int)
+    w, b, tw, ti, to = _weighted(data)
     cout = w.shape[0]
     # ComputePaddingHeightWidth from the output size
     def pad(stride_, out, f):
