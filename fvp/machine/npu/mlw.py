@@ -117,7 +117,7 @@ def _as_uint8(data) -> np.ndarray:
 _POPCOUNT12 = np.array([bin(i).count("1") for i in range(4096)], dtype=np.int64)
 
 
-@njit(inline="always")  # inlined: one compiled body, not one per literal width (6 signatures)
+@njit("int64(uint8[::1], int64, int64)")  # one compiled body with a fixed signature (a literal width would give one per value)
 def _peek(buf, pos, n):
     """``n`` (<= 25) bits at bit position ``pos``, LSB-first; ``buf`` must have 4 readable bytes at pos >> 3."""
     b = pos >> 3
