@@ -206,10 +206,7 @@ class Runner:
         try:
             interp.allocate_tensors()
         except InterpreterError as e:
-            for line in e.lines:
-                self.err(line)
-            self.err("tensor allocation failed!")
-            self.fail("Failed to initialise model", f"{boot.model_name or 'model'}: {e.lines[0] if e.lines else e.status}")
+            self.fail("Failed to initialise model", self._interpreter_failed(e, "tensor allocation failed!"))
         self.interp = interp
         if self.tensor_info:
             self.log_interpreter_info(model, interp)
@@ -220,11 +217,7 @@ class Runner:
         try:
             interp.invoke()
         except InterpreterError as e:
-            for line in e.lines:
-                self.err(line)
-            self.err("Invoke failed.")
-            self.err("Inference failed.")
-            raise _Stop(f"{boot.model_name or 'model'}: {e.lines[0] if e.lines else e.status}") from None
+            raise _Stop(self._interpreter_failed(e, "Invoke failed.", "Inference failed.")) from None
         cpu = bus.cpu_cycles() - c0
         self.info("Final results:")
         self.info("Total number of inferences: 1")
@@ -232,6 +225,12 @@ class Runner:
         self.write_outputs(model, interp)
         self.info("Inference completed.")
         self.console.write(b"\x04")
+
+    def _interpreter_failed(self, e: InterpreterError, *then: str) -> str:
+        """The interpreter's error lines, then the application's (``then``); the reason the run stopped."""
+        for line in (*e.lines, *then):
+            self.err(line)
+        return f"{self.boot.model_name or 'model'}: {e.lines[0] if e.lines else e.status}"
 
     def log_interpreter_info(self, model, interp) -> None:
         def tensor_info(t):
