@@ -77,21 +77,35 @@ def _elements_py(sub_h, sub_w, depthwise, part_kernel, ifm_bits):
 _elements = njit(_elements_py)  # the same function for the unpack kernel
 
 
+def _ifm_block_depth_py(part_kernel, ifm_bits):
+    """The IFM block depth of the traversal: 16 channels part-kernel-first or for 16-bit IFM, else 32."""
+    return 16 if (part_kernel or ifm_bits == 16) else 32
+
+
+def _ifm_block_py(iz, ifm_depth, ibd, depthwise, part_kernel, iu):
+    """IFM channels the stream holds for the IFM block at ``iz``: one micro-block for depthwise, the depth left
+    (at most ``ibd``) for part-kernel-first, the whole block, padded, for depth-first."""
+    if depthwise:
+        return iu
+    if part_kernel:
+        return min(ibd, ifm_depth - iz)
+    return ibd
+
+
+_ifm_block_depth = njit(_ifm_block_depth_py)
+_ifm_block = njit(_ifm_block_py)
+
+
 def _stream_length(ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, part_kernel, ifm_bits, ou, iu):
     """Number of values (including padding) the traversal consumes. Plain Python (a few hundred block
     iterations for the largest operation): compiling it would cost more than it ever saves."""
-    ibd = 16 if (part_kernel or ifm_bits == 16) else 32
+    ibd = _ifm_block_depth_py(part_kernel, ifm_bits)
     total = 0
     for oz in range(0, ofm_depth, obd):
         cobd = min(obd, ofm_depth - oz)
         n_ou = (cobd + ou - 1) // ou
         for iz in range(0, 1 if depthwise else ifm_depth, ibd):
-            if depthwise:
-                cibd = iu
-            elif part_kernel:
-                cibd = min(ibd, ifm_depth - iz)
-            else:
-                cibd = ibd
+            cibd = _ifm_block_py(iz, ifm_depth, ibd, depthwise, part_kernel, iu)
             n_iu = (cibd + iu - 1) // iu
             per_element = ou * (1 if depthwise else iu)
             for sy in range(0, kh, dec_h):
@@ -107,18 +121,13 @@ def _stream_length(ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, p
 def _unpack_kernel(decoded, w, ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, part_kernel,
                    ifm_bits, ou, iu):
     """Scatter ``decoded`` (stream order) into ``w[o, ky, kx, i]``; returns the number of values consumed."""
-    ibd = 16 if (part_kernel or ifm_bits == 16) else 32
+    ibd = _ifm_block_depth(part_kernel, ifm_bits)
     iu_inner = 1 if depthwise else iu
     cnt = 0
     for oz in range(0, ofm_depth, obd):
         cobd = min(obd, ofm_depth - oz)
         for iz in range(0, 1 if depthwise else ifm_depth, ibd):
-            if depthwise:
-                cibd = iu
-            elif part_kernel:
-                cibd = min(ibd, ifm_depth - iz)
-            else:
-                cibd = ibd
+            cibd = _ifm_block(iz, ifm_depth, ibd, depthwise, part_kernel, iu)
             outer = cibd if part_kernel else 1
             inner = 1 if part_kernel else cibd
             for sy in range(0, kh, dec_h):
@@ -156,7 +165,7 @@ def _unpack_numpy(decoded, w, ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, d
     IFM inner units, OFM channels of a micro-block, IFM channels of a unit)`` array. Within a block no two
     values go to one weight, and blocks are written in stream order, so the result is the kernel's. It spares
     the first run after installing the kernel's compile (0.9 s); returns the number of values consumed."""
-    ibd = 16 if (part_kernel or ifm_bits == 16) else 32
+    ibd = _ifm_block_depth_py(part_kernel, ifm_bits)
     iu_inner = 1 if depthwise else iu
     cnt = 0
     ii = np.arange(iu_inner)
@@ -165,12 +174,7 @@ def _unpack_numpy(decoded, w, ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, d
         cobd = min(obd, ofm_depth - oz)
         n_ob = -(-cobd // ou)
         for iz in range(0, 1 if depthwise else ifm_depth, ibd):
-            if depthwise:
-                cibd = iu
-            elif part_kernel:
-                cibd = min(ibd, ifm_depth - iz)
-            else:
-                cibd = ibd
+            cibd = _ifm_block_py(iz, ifm_depth, ibd, depthwise, part_kernel, iu)
             outer = cibd if part_kernel else 1
             inner = 1 if part_kernel else cibd
             n_uo, n_ui = -(-outer // iu), -(-inner // iu)
