@@ -8,7 +8,7 @@ import math
 
 from hwdesc import ethosu as R
 
-from .geometry import _SUBKERNEL, _cdiv, _roundup, ifm_block_depth, micro_block
+from .geometry import _SUBKERNEL, _cdiv, _roundup, ifm_block_depth, ifm_depth_passes, micro_block
 from .pipeline import accumulator_delay, pipeline
 
 
@@ -99,12 +99,9 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
                 delay *= _cdiv(ibd, 8)
             total += cyc + delay
             wb_total += wb
-    if conv_like:
-        passes = _cdiv(max(op.ifm.depth, 1), ibd)
-        total *= passes
-        wb_total *= passes
+    passes = ifm_depth_passes(op, ibd, conv_like)
     cores = max(op.cores, 1)
-    return total / cores, wb_total / cores
+    return total * passes / cores, wb_total * passes / cores
 
 
 def compute_cycles(arch, op, geo: dict, block_memory_cycles: float = 0.0, scale_latency: float = 0.0) -> dict:

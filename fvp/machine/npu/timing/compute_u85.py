@@ -41,7 +41,8 @@ import math
 from hwdesc import ethosu as R
 
 from .pipeline import accumulator_delay, pipeline
-from .geometry import _SUBKERNEL, _cdiv, _roundup, _u85_ifm_block_depth, ifm_block_depth, micro_block
+from .geometry import (_SUBKERNEL, _cdiv, _roundup, _u85_ifm_block_depth, ifm_block_depth, ifm_depth_passes,
+                       micro_block)
 
 #: elementwise modes with a single operand: the U55's and NOT (hwdesc.ethosu85 ELEMENTWISE_MODE; the others take
 #: IFM2 or a scalar)
@@ -150,11 +151,8 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
                 delay *= _cdiv(ibd, 8)
             total += cyc + delay
             wb_total += wb
-    if conv_like:
-        passes = _cdiv(max(op.ifm.depth, 1), ibd)
-        total *= passes
-        wb_total *= passes
-    return total, wb_total
+    passes = ifm_depth_passes(op, ibd, conv_like)
+    return total * passes, wb_total * passes
 
 
 def decoded_weights(arch, op) -> tuple:

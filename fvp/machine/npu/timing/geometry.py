@@ -1,6 +1,7 @@
 """Block geometry of a kernel operation: OFM blocks along each axis, the IFM rows and columns a block fetches
-(halo included), the IFM block depth, the micro-block of the variant, contiguous runs for burst efficiency.
-Ethos-U85 differences (IFM block depth, micro-block from the stream) are the ``arch.is_u85`` branches."""
+(halo included), the IFM block depth and the passes over the IFM depth, the micro-block of the variant,
+contiguous runs for burst efficiency. Ethos-U85 differences (IFM block depth, micro-block from the stream) are
+the ``arch.is_u85`` branches."""
 
 from __future__ import annotations
 
@@ -63,6 +64,12 @@ def ifm_block_depth(arch, op) -> int:
         return _roundup(min(d, 16), 4)
     limit = 16 if op.kernel is not None and op.kernel.part_kernel_first else 32
     return _roundup(min(d, limit), arch.ifm_ublock_depth)
+
+
+def ifm_depth_passes(op, ibd: int, conv_like: bool) -> int:
+    """How many times a block's MAC work is done over the IFM depth: once per IFM block of ``ibd`` channels for a
+    convolution-like operation (convolution, reduce-sum), else once (both products' models)."""
+    return _cdiv(max(op.ifm.depth, 1), ibd) if conv_like else 1
 
 
 def _u85_ifm_block_depth(arch, op) -> int:
