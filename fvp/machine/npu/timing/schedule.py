@@ -6,46 +6,51 @@ overlap; then each operation's share of the stream's cycles and what bound it.""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .records import KERNEL_KINDS, _EPS
 
 
-class _Port:
-    __slots__ = ("index", "name", "bw", "read_latency", "write_latency", "burst")
+class _Port(NamedTuple):
+    """An AXI port of the model: its memory's name, bandwidth (bytes per cycle), latencies and burst size."""
 
-    def __init__(self, index, name, bw, read_latency, write_latency, burst):
-        self.index = index
-        self.name = name
-        self.bw = bw
-        self.read_latency = read_latency
-        self.write_latency = write_latency
-        self.burst = burst
+    index: int
+    name: str
+    bw: float
+    read_latency: float
+    write_latency: float
+    burst: int
 
 
+@dataclass(slots=True, eq=False)
 class _Job:
     """A kernel operation or a DMA in the event simulation: head (fixed), body (compute + shared bandwidth),
-    tail (fixed)."""
+    tail (fixed); ``cost`` is port -> bytes at full-burst cost (the ports with bytes to move only), then the
+    simulation's state of the job."""
 
-    __slots__ = ("rec", "timing", "is_dma", "head", "tail", "compute", "cost", "T", "demand", "phase",
-                 "phase_end", "remaining", "rate", "start", "body_start", "body_end", "end", "blockdep", "shram")
+    rec: object
+    timing: object
+    is_dma: bool
+    head: float
+    tail: float
+    compute: float
+    cost: dict
+    blockdep: int = 0
+    T: float = 0.0
+    demand: dict = field(default_factory=dict)
+    phase: str = "issued"
+    phase_end: float = 0.0
+    remaining: float = 1.0
+    rate: float = 0.0
+    start: float | None = None
+    body_start: float | None = None
+    body_end: float | None = None
+    end: float | None = None
+    shram: tuple | None = None  # SHRAM layout (IB_END, AB_START, IFM2_IB_START) of a kernel operation
 
-    def __init__(self, rec, timing, is_dma, head, tail, compute, cost, blockdep=0):
-        self.rec = rec
-        self.timing = timing
-        self.is_dma = is_dma
-        self.head = head
-        self.tail = tail
-        self.compute = compute
-        self.cost = {p: c for p, c in cost.items() if c > 0}  # port -> bytes at full-burst cost
-        self.T = 0.0
-        self.demand = {}
-        self.phase = "issued"
-        self.phase_end = 0.0
-        self.remaining = 1.0
-        self.rate = 0.0
-        self.start = self.body_start = self.body_end = self.end = None
-        self.blockdep = blockdep
-        self.shram = None  # SHRAM layout (IB_END, AB_START, IFM2_IB_START) of a kernel operation
+    def __post_init__(self):
+        self.cost = {p: c for p, c in self.cost.items() if c > 0}
 
 
 def simulate(model, records, jobs, timings, t0: float):
@@ -237,22 +242,21 @@ def attribute(timings, jobs, total: float) -> None:
             ki += 1
         while di < len(dmas) and dmas[di].end <= mid:
             di += 1
-        owner = None
-        for j in kern[ki:]:
-            if j.start <= mid < j.end:
-                owner = j
-                break
-            if j.start > mid:
-                break
+        owner = _running_at(kern[ki:], mid)
         if owner is None:
-            for j in dmas[di:]:
-                if j.start <= mid < j.end:
-                    owner = j
-                    break
-                if j.start > mid:
-                    break
+            owner = _running_at(dmas[di:], mid)
         if owner is not None:
             owner.timing.exclusive_cycles += b - a
+
+
+def _running_at(jobs, t: float):
+    """The first of ``jobs`` (in issue order, taken as start order) that runs at time ``t``, or None."""
+    for j in jobs:
+        if j.start <= t < j.end:
+            return j
+        if j.start > t:
+            return None
+    return None
 
 
 def _by_port(transfers, direction: str) -> dict:
