@@ -5,6 +5,8 @@ every byte is written (and closed without error); a failure (missing or read-onl
 ``path`` a directory or a read-only file) leaves ``path`` as it was and removes the temporary file. The
 result says what happened with the real ``errno``: the semihosting ``SYS_OPEN``/``SYS_WRITE`` a firmware
 makes and ``--trace`` both use it (shared by the rooms: the machine's semihosting, the host's reports).
+``discard_temporary(tmp)`` is that clean-up, for a writer that makes its own temporary file (the NPU model's
+disk cache).
 """
 
 from __future__ import annotations
@@ -95,9 +97,14 @@ def write_file(path: str, data) -> WriteResult:
     except OSError as e:
         return _failed(True, written, e)
     finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        discard_temporary(tmp)
     return WriteResult(True, written, 0, "")
+
+
+def discard_temporary(tmp: str | None) -> None:
+    """Remove the temporary file a failed write left (``None``: there is none); an error removing it is ignored."""
+    if tmp is not None:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

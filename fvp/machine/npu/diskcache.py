@@ -32,6 +32,8 @@ import struct
 import tempfile
 from pathlib import Path
 
+from ...safe_write import discard_temporary
+
 FORMAT_VERSION = 1
 DEFAULT_MAX_BYTES = 512 << 20
 _MAGIC = b"FVPC"
@@ -158,11 +160,7 @@ class DiskCache:
             self.enabled = False  # read-only or full: run on without it
             return
         finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+            discard_temporary(tmp)
         self._total += len(blob)
         if self._total > self.max_bytes:
             self.evict()
