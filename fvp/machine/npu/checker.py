@@ -200,30 +200,25 @@ class StreamChecker:
             if fm is not None and fm.bits == 64:
                 self._say("error", op, "register", f"{fm.name} is 64-bit, a type {a.name} does not have")
 
-    def _first_overlap(self, running: list, ranges: list):
-        """The first (operation, its range, one of ``ranges``) where a running operation's bytes meet ``ranges``."""
+    def _hazard(self, op, running: list, ranges: list, message) -> None:
+        """A dma-hazard error for ``op`` at the first place where a running operation's bytes meet ``ranges``;
+        ``message(that operation, its range, one of ranges)`` says which."""
         for other, used in running:
             for u in used:
                 for r in ranges:
                     if self._overlap(u, r):
-                        return other, u, r
-        return None
+                        self._say("error", op, "dma-hazard", message(other, u, r))
+                        return
 
     def _hazards_kernel(self, op, ranges):
-        hit = self._first_overlap(self._dmas, ranges)
-        if hit is not None:
-            dma, wr, r = hit
-            self._say("error", op, "dma-hazard", f"{r[4]} bytes 0x{r[1]:08x}-0x{r[2] - 1:08x} overlap what the DMA "
-                      f"at 0x{dma.offset:04x} writes (0x{wr[1]:08x}-0x{wr[2] - 1:08x}), and no DMA_WAIT lets it "
-                      f"finish first")
+        self._hazard(op, self._dmas, ranges, lambda dma, wr, r: (
+            f"{r[4]} bytes 0x{r[1]:08x}-0x{r[2] - 1:08x} overlap what the DMA at 0x{dma.offset:04x} writes "
+            f"(0x{wr[1]:08x}-0x{wr[2] - 1:08x}), and no DMA_WAIT lets it finish first"))
 
     def _hazards_dma(self, op, written):
-        hit = self._first_overlap(self._kernels, written)
-        if hit is not None:
-            kop, u, wr = hit
-            self._say("error", op, "dma-hazard", f"it writes 0x{wr[1]:08x}-0x{wr[2] - 1:08x}, which the {u[4]} of "
-                      f"NPU_OP_{kop.mnemonic} at 0x{kop.offset:04x} uses, and no KERNEL_WAIT lets that operation "
-                      f"finish first")
+        self._hazard(op, self._kernels, written, lambda kop, u, wr: (
+            f"it writes 0x{wr[1]:08x}-0x{wr[2] - 1:08x}, which the {u[4]} of NPU_OP_{kop.mnemonic} at "
+            f"0x{kop.offset:04x} uses, and no KERNEL_WAIT lets that operation finish first"))
 
     # ------------------------------------------------------------------ hooks
     def before(self, ctx, op) -> None:
