@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from firmware.executorch.error import Error, RuntimeFailure
-from firmware.executorch.flatbuf import FlatBuffer, Table, as_memoryview, fail
-from firmware.executorch.program import (SCALAR_TYPES, SIZE_T_MAX, TENSOR_DIMENSION_LIMIT, Program, _ident_str,
-                                         load_program, tensor_view)
+from firmware.executorch.flatbuf import FlatBuffer, Table, as_memoryview, fail, required
+from firmware.executorch.program import (SCALAR_TYPES, SCALAR_VALUES, SIZE_T_MAX, Program, _ident_str, check_dim_order,
+                                         check_sizes, load_program, read_scalar_type, read_sizes, tensor_view)
 
 BUNDLED_IDENTIFIER = b"BP08"
 VALUE_KINDS = ("None", "Tensor", "Int", "Bool", "Double")
@@ -118,14 +118,10 @@ def load_bundled(buf) -> BundledProgram:
     fb = FlatBuffer(mv, "bundled program")
     root = fb.root("BundledProgram")
     version = root.scalar(0, "I", 0, "version")
-    prog = root.bytes_range(2, "program")
-    if prog is None:
-        raise fail("bundled program has no embedded program")
+    prog = required(root.bytes_range(2, "program"), "bundled program has no embedded program")
     suites = []
     for si, st in enumerate(root.tables(1, "BundledMethodTestSuite", "method_test_suites") or ()):
-        name = st.string(0, "method_name")
-        if name is None:
-            raise fail(f"bundled method test suite {si} has no method_name")
+        name = required(st.string(0, "method_name"), f"bundled method test suite {si} has no method_name")
         cases = []
         for ci, ct in enumerate(st.tables(1, "BundledMethodTestCase", "test_cases") or ()):
             where = f"test suite '{name}' case {ci}"
@@ -149,30 +145,17 @@ def _parse_value(vt: Table, where: str) -> BundledValue:
     if not pos:
         raise fail(f"{where}: {kind} value missing")
     t = Table(vt.fb, pos, kind)
-    if kind == "Int":
-        return BundledValue(kind, t.scalar(0, "q", 0, "int_val"))
-    if kind == "Bool":
-        return BundledValue(kind, t.boolean(0, False, "bool_val"))
-    if kind == "Double":
-        return BundledValue(kind, t.scalar(0, "d", 0.0, "double_val"))
+    if kind in SCALAR_VALUES:
+        return BundledValue(kind, SCALAR_VALUES[kind](t))
     # Tensor
-    scalar_type = t.scalar(0, "b", 0, "scalar_type")
-    if scalar_type not in SCALAR_TYPES:
-        raise fail(f"{where}: Invalid or unsupported ScalarType {scalar_type}")
-    n = t.vector_len(1, 4, "sizes")
-    if n is None:
-        raise fail(f"{where}: Missing sizes field")
-    if n > TENSOR_DIMENSION_LIMIT:
-        raise fail(f"{where}: Tensor rank too large {n} > {TENSOR_DIMENSION_LIMIT}")
-    sizes = t.scalars(1, "i", "sizes")
-    for d, s in enumerate(sizes):
-        if s < 0:
-            raise fail(f"{where}: Negative size[{d}] {s}")
+    scalar_type = read_scalar_type(t, 0, where)
+    sizes = read_sizes(t, 1, where)
+    n = len(sizes)
+    check_sizes(sizes, where)
     dim_order = t.scalars(3, "B", "dim_order")
     if dim_order is None:
         dim_order = tuple(range(n))
-    if len(dim_order) != n or sorted(dim_order) != list(range(n)):
-        raise fail(f"{where}: dim_order {list(dim_order)} is not a permutation of 0..{n - 1}")
+    check_dim_order(dim_order, n, where)
     data = t.bytes_range(2, "data") or (0, 0)
     nbytes = math.prod(sizes) * SCALAR_TYPES[scalar_type][1]
     if nbytes > SIZE_T_MAX:

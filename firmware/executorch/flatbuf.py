@@ -41,6 +41,13 @@ def fail(message: str, code: Error = Error.InvalidProgram) -> RuntimeFailure:
     return RuntimeFailure(code, " ".join(str(message).split()))
 
 
+def required(value, message: str):
+    """``value`` (a field the reader needs), or ``fail(message)`` raised when it is absent (None)."""
+    if value is None:
+        raise fail(message)
+    return value
+
+
 def as_memoryview(data) -> memoryview:
     """A flat unsigned-byte view of ``data`` (bytes, bytearray, memoryview, numpy uint8 array); never a copy."""
     try:

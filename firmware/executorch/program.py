@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from firmware.executorch.error import Error, RuntimeFailure
-from firmware.executorch.flatbuf import FlatBuffer, Table, as_memoryview, fail
+from firmware.executorch.flatbuf import FlatBuffer, Table, as_memoryview, fail, required
 
 PROGRAM_IDENTIFIER = b"ET12"
 
@@ -99,6 +99,44 @@ def _ident_str(raw: bytes) -> str:
 
 def _program_fail(message: str) -> RuntimeFailure:
     return fail(message, Error.InvalidProgram)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# What a program's and a bundled program's values share (the same tables in program.fbs and
+# bundled_program_schema.fbs)
+# ----------------------------------------------------------------------------------------------------------
+
+# the scalar values: kind -> its table's one field
+SCALAR_VALUES = {"Int": lambda t: t.scalar(0, "q", 0, "int_val"),
+                 "Bool": lambda t: t.boolean(0, False, "bool_val"),
+                 "Double": lambda t: t.scalar(0, "d", 0.0, "double_val")}
+
+
+def read_scalar_type(t: Table, fid: int, what: str) -> int:
+    """A tensor's ``scalar_type`` field, one of ``SCALAR_TYPES``."""
+    scalar_type = t.scalar(fid, "b", 0, "scalar_type")
+    if scalar_type not in SCALAR_TYPES:
+        raise _program_fail(f"{what}: Invalid or unsupported ScalarType {scalar_type}")
+    return scalar_type
+
+
+def read_sizes(t: Table, fid: int, what: str) -> tuple:
+    """A tensor's ``sizes`` field: present, of at most ``TENSOR_DIMENSION_LIMIT`` dimensions."""
+    n = required(t.vector_len(fid, 4, "sizes"), f"{what}: Missing sizes field")
+    if n > TENSOR_DIMENSION_LIMIT:
+        raise _program_fail(f"{what}: Tensor rank too large {n} > {TENSOR_DIMENSION_LIMIT}")
+    return t.scalars(fid, "i", "sizes")
+
+
+def check_sizes(sizes, what: str) -> None:
+    for d, s in enumerate(sizes):
+        if s < 0:
+            raise _program_fail(f"{what}: Negative size[{d}] {s}")
+
+
+def check_dim_order(dim_order, n: int, what: str) -> None:
+    if len(dim_order) != n or sorted(dim_order) != list(range(n)):
+        raise _program_fail(f"{what}: dim_order {list(dim_order)} is not a permutation of 0..{n - 1}")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -576,45 +614,31 @@ def _check_io_indices(inputs, outputs, n: int, where: str) -> None:
 
 
 def _parse_plan(t: Table, program: Program, plan_index: int) -> ExecutionPlan:
-    name = t.string(0, "name")
-    if name is None:
-        raise _program_fail(f"execution_plan[{plan_index}]: Missing name field")
+    name = required(t.string(0, "name"), f"execution_plan[{plan_index}]: Missing name field")
     where = f"method '{name}'"
     meta = t.table(1, "ContainerMetadata", "container_meta_type")
     enc_in = enc_out = None
     if meta is not None:
         enc_in, enc_out = meta.string(0, "encoded_inp_str"), meta.string(1, "encoded_out_str")
 
-    value_tables = t.tables(2, "EValue", "values")
-    if value_tables is None:
-        raise _program_fail(f"{where}: Missing values")
+    value_tables = required(t.tables(2, "EValue", "values"), f"{where}: Missing values")
     n_values = len(value_tables)
 
-    inputs = t.scalars(3, "i", "inputs")
-    if inputs is None:
-        raise _program_fail(f"{where}: Missing inputs field")
-    outputs = t.scalars(4, "i", "outputs")
-    if outputs is None:
-        raise _program_fail(f"{where}: Missing outputs field")
+    inputs = required(t.scalars(3, "i", "inputs"), f"{where}: Missing inputs field")
+    outputs = required(t.scalars(4, "i", "outputs"), f"{where}: Missing outputs field")
     _check_io_indices(inputs, outputs, n_values, where)
 
-    ncbs = t.scalars(8, "q", "non_const_buffer_sizes")
-    if ncbs is None:
-        raise _program_fail(f"{where}: Missing non_const_buffer_sizes field")
+    ncbs = required(t.scalars(8, "q", "non_const_buffer_sizes"), f"{where}: Missing non_const_buffer_sizes field")
     for i, s in enumerate(ncbs):
         if s < 0:
             raise _program_fail(f"{where}: non_const_buffer_sizes[{i}] = {s} is negative")
 
     operators = []
     for i, ot in enumerate(t.tables(6, "Operator", "operators") or ()):
-        op_name = ot.string(0, "name")
-        if op_name is None:
-            raise _program_fail(f"{where} operator {i}: Missing operator name")
+        op_name = required(ot.string(0, "name"), f"{where} operator {i}: Missing operator name")
         operators.append(Operator(op_name, ot.string(1, "overload") or ""))
 
-    delegate_tables = t.tables(7, "BackendDelegate", "delegates")
-    if delegate_tables is None:
-        raise _program_fail(f"{where}: Missing delegates field")
+    delegate_tables = required(t.tables(7, "BackendDelegate", "delegates"), f"{where}: Missing delegates field")
     delegates = list(_parse_delegate(dt, program, f"{where} delegate {i}") for i, dt in enumerate(delegate_tables))
 
     values = list(_parse_value(vt, i, n_values, program, ncbs, where) for i, vt in enumerate(value_tables))
@@ -631,12 +655,9 @@ def _parse_plan(t: Table, program: Program, plan_index: int) -> ExecutionPlan:
 
 
 def _parse_delegate(t: Table, program: Program, where: str) -> BackendDelegate:
-    did = t.string(0, "id")
-    if did is None:
-        raise _program_fail(f"{where}: Missing backend id")
-    ref = t.table(1, "BackendDelegateDataReference", "processed")
-    if ref is None:
-        raise _program_fail(f"{where} ({did}): Missing processed data reference")
+    did = required(t.string(0, "id"), f"{where}: Missing backend id")
+    ref = required(t.table(1, "BackendDelegateDataReference", "processed"),
+                   f"{where} ({did}): Missing processed data reference")
     location = ref.scalar(0, "b", 0, "location")
     index = ref.scalar(1, "I", 0, "index")
     if location == INLINE:
@@ -652,9 +673,7 @@ def _parse_delegate(t: Table, program: Program, where: str) -> BackendDelegate:
         raise _program_fail(f"{where} ({did}): Unknown data location {location & 0xFF}")
     specs = []
     for i, st in enumerate(t.tables(2, "CompileSpec", "compile_specs") or ()):
-        key = st.string(0, "key")
-        if key is None:
-            raise _program_fail(f"{where} ({did}): compile spec {i} has no key")
+        key = required(st.string(0, "key"), f"{where} ({did}): compile spec {i} has no key")
         r = st.bytes_range(1, "value")
         value = bytes(program.buffer[r[0]:r[0] + r[1]]) if r is not None else b""
         specs.append(CompileSpec(key, value))
@@ -671,23 +690,14 @@ def _parse_value(vt: Table, i: int, n_values: int, program: Program, ncbs: tuple
         raise _program_fail(f"{where}: Unknown KernelTypes value {(tag - 1) & 0xFFFFFFFF} at index {i}")
     kind = EVALUE_KINDS[tag]
     t = Table(vt.fb, pos, kind)
-    if kind == "Int":
-        return EValue(kind, t.scalar(0, "q", 0, "int_val"))
-    if kind == "Bool":
-        return EValue(kind, t.boolean(0, False, "bool_val"))
-    if kind == "Double":
-        return EValue(kind, t.scalar(0, "d", 0.0, "double_val"))
+    if kind in SCALAR_VALUES:
+        return EValue(kind, SCALAR_VALUES[kind](t))
     if kind == "String":
-        s = t.string(0, "string_val")
-        if s is None:
-            raise _program_fail(f"{where}: Missing string at index {i}")
-        return EValue(kind, s)
+        return EValue(kind, required(t.string(0, "string_val"), f"{where}: Missing string at index {i}"))
     if kind == "Tensor":
         return EValue(kind, _parse_tensor(t, i, program, ncbs, where))
     fmt = {"IntList": "q", "DoubleList": "d", "BoolList": "?", "TensorList": "i", "OptionalTensorList": "i"}[kind]
-    items = t.scalars(0, fmt, "items")
-    if items is None:
-        raise _program_fail(f"{where}: Missing list at index {i}")
+    items = required(t.scalars(0, fmt, "items"), f"{where}: Missing list at index {i}")
     if kind in ("IntList", "TensorList"):
         for j, v in enumerate(items):
             if not 0 <= v < n_values:
@@ -701,26 +711,15 @@ def _parse_value(vt: Table, i: int, n_values: int, program: Program, ncbs: tuple
 
 def _parse_tensor(t: Table, i: int, program: Program, ncbs: tuple, where: str) -> Tensor:
     what = f"{where}: tensor at index {i}"
-    scalar_type = t.scalar(0, "b", 0, "scalar_type")
-    if scalar_type not in SCALAR_TYPES:
-        raise _program_fail(f"{what}: Invalid or unsupported ScalarType {scalar_type}")
+    scalar_type = read_scalar_type(t, 0, what)
     storage_offset = t.scalar(1, "i", 0, "storage_offset")
-    nsizes = t.vector_len(2, 4, "sizes")
-    if nsizes is None:
-        raise _program_fail(f"{what}: Missing sizes field")
-    if nsizes > TENSOR_DIMENSION_LIMIT:
-        raise _program_fail(f"{what}: Tensor rank too large {nsizes} > {TENSOR_DIMENSION_LIMIT}")
-    sizes = t.scalars(2, "i", "sizes")
-    dim_order = t.scalars(3, "B", "dim_order")
-    if dim_order is None:
-        raise _program_fail(f"{what}: Missing dim_order field")
+    sizes = read_sizes(t, 2, what)
+    nsizes = len(sizes)
+    dim_order = required(t.scalars(3, "B", "dim_order"), f"{what}: Missing dim_order field")
     if len(dim_order) != nsizes:
         raise _program_fail(f"{what}: dim_order size {len(dim_order)} != dim {nsizes}")
-    for d, s in enumerate(sizes):
-        if s < 0:
-            raise _program_fail(f"{what}: Negative size[{d}] {s}")
-    if sorted(dim_order) != list(range(nsizes)):
-        raise _program_fail(f"{what}: dim_order {list(dim_order)} is not a permutation of 0..{nsizes - 1}")
+    check_sizes(sizes, what)
+    check_dim_order(dim_order, nsizes, what)
     requires_grad = t.boolean(4, False, "requires_grad")
     data_buffer_idx = t.scalar(5, "I", 0, "data_buffer_idx")
     alloc_t = t.table(6, "AllocationDetails", "allocation_info")
@@ -783,9 +782,8 @@ def _parse_chain(t: Table, ci: int, n_values: int, n_ops: int, n_delegates: int,
     inputs = t.scalars(0, "i", "inputs") or ()
     outputs = t.scalars(1, "i", "outputs") or ()
     _check_io_indices(inputs, outputs, n_values, cw)
-    instr_tables = t.tables(2, "Instruction", "instructions")
-    if instr_tables is None:
-        raise _program_fail(f"{where}: Missing instructions in chain {ci}")
+    instr_tables = required(t.tables(2, "Instruction", "instructions"),
+                            f"{where}: Missing instructions in chain {ci}")
     n_instr = len(instr_tables)
     instructions = []
     for k, it in enumerate(instr_tables):
@@ -799,9 +797,7 @@ def _parse_chain(t: Table, ci: int, n_values: int, n_ops: int, n_delegates: int,
         a = Table(it.fb, pos, kind)
         if kind in ("KernelCall", "DelegateCall"):
             index = a.scalar(0, "i", 0, "op_index" if kind == "KernelCall" else "delegate_index")
-            args = a.scalars(1, "i", "args")
-            if args is None:
-                raise _program_fail(f"{iw}: {kind} args missing")
+            args = required(a.scalars(1, "i", "args"), f"{iw}: {kind} args missing")
             for v in args:
                 if not 0 <= v < n_values:
                     raise _program_fail(f"{iw}: Arg index {v} >= {n_values}")
