@@ -49,6 +49,18 @@ def clamp(ctx, args):
     return out
 
 
+def _exp_sum(x, dim: int):
+    """What softmax and log_softmax compute alike: ``x`` with ``dim`` moved last, its max along it, ``exp(x - max)``
+    and their float32 sum taken in order (the C++ loop)."""
+    xm = np.moveaxis(x, dim, -1)
+    mx = xm.max(axis=-1, keepdims=True)
+    e = np.exp(xm - mx).astype(np.float32)
+    s = np.zeros(xm.shape[:-1] + (1,), np.float32)
+    for k in range(xm.shape[-1]):
+        s = (s + e[..., k:k + 1]).astype(np.float32)
+    return xm, mx, e, s
+
+
 @kernel("aten::_softmax.out", "T,i,b")
 def softmax(ctx, args):
     out = out_tensor(args)
@@ -57,12 +69,7 @@ def softmax(ctx, args):
     if x.ndim == 0:
         write_out(ctx, out, np.ones((), np.float32), "softmax")
         return out
-    xm = np.moveaxis(x, dim, -1)
-    mx = xm.max(axis=-1, keepdims=True)
-    e = np.exp(xm - mx).astype(np.float32)
-    s = np.zeros(xm.shape[:-1] + (1,), np.float32)
-    for k in range(xm.shape[-1]):
-        s = (s + e[..., k:k + 1]).astype(np.float32)
+    xm, mx, e, s = _exp_sum(x, dim)
     r = np.moveaxis((e / s).astype(np.float32), -1, dim)
     write_out(ctx, out, r, "softmax")
     return out
@@ -73,11 +80,7 @@ def log_softmax(ctx, args):
     out = out_tensor(args)
     x = arr(ctx, args[0]).astype(np.float32, copy=False)
     dim = int(args[1]) % max(x.ndim, 1)
-    xm = np.moveaxis(x, dim, -1)
-    mx = xm.max(axis=-1, keepdims=True)
-    s = np.zeros(xm.shape[:-1] + (1,), np.float32)
-    for k in range(xm.shape[-1]):
-        s = (s + np.exp(xm[..., k:k + 1] - mx)).astype(np.float32)
+    xm, mx, _, s = _exp_sum(x, dim)
     r = np.moveaxis((xm - mx - np.log(s)).astype(np.float32), -1, dim)
     write_out(ctx, out, r, "softmax")
     return out
