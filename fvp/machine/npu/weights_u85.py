@@ -37,8 +37,8 @@ Simplifications: the whole operation is unpacked at once, into ``W[o, ky, kx, i]
 ``i`` of size 1 for depthwise), like ``fvp.machine.npu.weights`` for U55. The command stream carries no IFM block
 depth: :func:`ifm_block_depth_u85` is the rule Vela's block configuration applies, taken as the hardware's.
 ``unpack_weights_u85`` builds the traversal with numpy one IFM block and sub-kernel at a time (the readable
-specification) or, for larger operations, with the numba kernel ``_index_map_kernel`` (the same loop nest,
-tested against it).
+specification) or, for larger operations, with the numba kernel ``_index_map_kernel`` (the same loop nest, with
+the same slots per sub-kernel, tested against it).
 """
 
 from __future__ import annotations
@@ -164,6 +164,9 @@ def _slots_py(sh, sw, stride_y, stride_x, rnd, dw_pad):
     return y, x
 
 
+_slots = njit(_slots_py)  # the same function for the numba traversal
+
+
 def _stream_length(od, id_, kh, kw, dec_h, dec_w, sy, sx, obd, ibd, oud, iud, rnd, step, dw_pad, trav, cores):
     """Values in one decoder's stream (including padding). Plain Python: a few hundred iterations at most."""
     e = iud * oud // cores
@@ -214,51 +217,43 @@ def _index_map_numpy(p, s):
 @njit
 def _index_map_kernel(out, s, od, id_, kh, kw, dec_h, dec_w, sy, sx, obd, ibd, oud, iud, rnd, step, dw_pad, trav,
                       cores):
-    """:func:`_index_map_numpy` as Vela's loop nest, one value at a time; returns the number of values."""
+    """:func:`_index_map_numpy` as Vela's loop nest, one value at a time (the slots of each sub-kernel from the
+    same :func:`_slots_py`); returns the number of values."""
     cnt = 0
     n_ib = (id_ + ibd - 1) // ibd
+    subs = []                                       # each sub-kernel's origin and slots, in traversal order
+    for x0 in range(0, kw, dec_w):
+        for y0 in range(0, kh, dec_h):
+            ys, xs = _slots(min(kh - y0, dec_h), min(kw - x0, dec_w), sy, sx, rnd, dw_pad)
+            subs.append((x0, y0, ys, xs))
     ob = 0
     for oz in range(0, od, obd):
         o_end = min(oz + obd, od)
         for ibn in range(n_ib):
             iz = ((n_ib - 1 - ibn) if ob % 2 else ibn) * ibd
             outer = 1 if trav == _DW else min(ibd, id_ - iz)
-            for x0 in range(0, kw, dec_w):
-                sw = min(kw - x0, dec_w)
-                for y0 in range(0, kh, dec_h):
-                    sh = min(kh - y0, dec_h)
-                    for iuo in range(0, outer, iud):
-                        for ouo in range(0, o_end - oz, oud):
-                            left = (sh * sw + rnd - 1) // rnd * rnd
-                            for py in range(sy):
-                                skh = (sh + sy - 1 - py) // sy
-                                for px in range(sx):
-                                    skw = (sw + sx - 1 - px) // sx
-                                    for ky in range(skh):
-                                        for kx in range(skw):
-                                            x = kx if ky % 2 == 0 else skw - 1 - kx
-                                            wy = y0 + py + ky * sy
-                                            wx = x0 + px + x * sx
-                                            left -= 1
-                                            for iu in range(0, iud, step):
-                                                for g in range(_INTERLEAVE * s, oud, _INTERLEAVE * cores):
-                                                    for oi in range(_INTERLEAVE):
-                                                        o = oz + ouo + g + oi
-                                                        for ii in range(step):
-                                                            i = iz + iuo + iu + ii
-                                                            if o < o_end and i < id_:
-                                                                out[cnt] = ((o * kh + wy) * kw + wx) * id_ + i
-                                                            else:
-                                                                out[cnt] = -1
-                                                            cnt += 1
-                                            if trav == _DW and left % rnd == 0:
-                                                for q in range(dw_pad * oud // cores):
-                                                    out[cnt] = -1
-                                                    cnt += 1
-                            if left > 0:
-                                for q in range((left + (dw_pad if trav == _DW else 0)) * iud * oud // cores):
+            for x0, y0, ys, xs in subs:
+                for iuo in range(0, outer, iud):
+                    for ouo in range(0, o_end - oz, oud):
+                        for k in range(ys.shape[0]):
+                            if ys[k] < 0:                    # a padding slot: a value per channel
+                                for q in range(iud * oud // cores):
                                     out[cnt] = -1
                                     cnt += 1
+                                continue
+                            wy = y0 + ys[k]
+                            wx = x0 + xs[k]
+                            for iu in range(0, iud, step):
+                                for g in range(_INTERLEAVE * s, oud, _INTERLEAVE * cores):
+                                    for oi in range(_INTERLEAVE):
+                                        o = oz + ouo + g + oi
+                                        for ii in range(step):
+                                            i = iz + iuo + iu + ii
+                                            if o < o_end and i < id_:
+                                                out[cnt] = ((o * kh + wy) * kw + wx) * id_ + i
+                                            else:
+                                                out[cnt] = -1
+                                            cnt += 1
         ob += 1
     return cnt
 
