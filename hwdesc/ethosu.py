@@ -18,6 +18,7 @@ Names follow the hardware header (``STATUS.cmd_parse_error``, ``NPU_OP_CONV``, `
   here: it identifies a command uniquely (CMD0 ``0x0105`` = NPU_SET_IFM_PRECISION, CMD1 ``0x4000`` =
   NPU_SET_IFM_BASE0), as Vela's ``cmd1`` enum values plus ``CmdMode.Payload32`` do. :data:`COMMANDS` maps
   codes, :data:`BY_NAME` names to :class:`CommandDef`; ``CODE.NPU_SET_IFM_BASE0`` is a code.
+  :func:`tile_commands` gives the feature maps' zero-point, tile and region commands both ISAs have.
   A decoder keeps register values raw: a CMD0 register holds its 16-bit param, a CMD1 register
   ``payload | param << 32`` so that U65 address bits [39:32] (param[7:0]) and the OFM/OPA shift (param[5:0])
   are kept.
@@ -238,7 +239,7 @@ _IFM_PRECISION = (_TYPE, Field("precision", 2, 2, enum=PRECISION), _FORMAT,
 _IFM2_PRECISION = _IFM_PRECISION[:3]
 _OFM_PRECISION = (_TYPE, Field("precision", 1, 2, enum=PRECISION), _FORMAT,
                   Field("scale_mode", 8, 1, enum=OFM_SCALE_MODE), _ROUND)
-KERNEL_STRIDE_FIELDS = (
+_KERNEL_STRIDE = (
     Field("stride_x_lsb", 0, 1),
     Field("stride_y_lsb", 1, 1),
     Field("weight_order", 2, 1, enum=WEIGHT_ORDER),
@@ -327,7 +328,7 @@ _r0(0x116, "NPU_SET_OFM_BLK_HEIGHT_M1", 0x858, (Field("value", 0, 5),))
 _r0(0x117, "NPU_SET_OFM_BLK_DEPTH_M1", 0x85C, (Field("value", 0, 7),))
 _r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880)
 _r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884)
-_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, KERNEL_STRIDE_FIELDS)
+_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, _KERNEL_STRIDE)
 _r0(0x123, "NPU_SET_PARALLEL_MODE", 0x88C, (Field("parallel_mode", 0, 1, enum=PARALLEL_MODE),), u65_only=True)
 _r0(0x124, "NPU_SET_ACC_FORMAT", 0x890, (Field("acc_format", 0, 2, enum=ACC_FORMAT),))
 _r0(0x125, "NPU_SET_ACTIVATION", 0x894, _ACTIVATION)

@@ -7,7 +7,8 @@ Names follow the header (``NPU_SET_IFM_PRECISION.activation_storage``, ``NPU_OP_
 counterpart is :mod:`hwdesc.ethosu`, whose :class:`~hwdesc.ethosu.CommandDef`, command-word layout and
 driver-payload format (``COP1``) the U85 shares, and whose definitions it takes where the header's facts are
 the U55's: the registers ID, CMD, RESET, QREAD, QCONFIG, QSIZE and PROT, the PMU block (moved to 0x1180, 8
-counters), the NPU_SET_KERNEL_STRIDE fields and the codes noted below.
+counters), the feature maps' zero-point, tile and region commands, eleven other commands (NPU_OP_STOP,
+NPU_SET_KERNEL_STRIDE ...) and the codes noted below.
 
 * :data:`MMIO` -- the register file the CPU sees: :data:`MMIO_BASE` (ID .. BASEP7_HI, REVISION, PID/CID) and
   :data:`MMIO_PMU` (PMCR .. PMEVTYPER7, at 0x1180 .. 0x139C on the U85; 8 event counters).
@@ -41,9 +42,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import ethosu as _u55
-from .ethosu import (DMA_REGION_MODE, DMA_STRIDE_MODE, KERNEL_DECOMPOSITION, KERNEL_DILATION, KERNEL_STRIDE_FIELDS,
-                     OFM_SCALE_MODE, PAYLOAD_FLAG, PRECISION_BITS, WEIGHT_ORDER, CommandCodes, CommandDef,
-                     pmu_control_registers, pmu_event_counter_registers, register_pair, tile_commands)
+from .ethosu import (DMA_REGION_MODE, DMA_STRIDE_MODE, KERNEL_DECOMPOSITION, KERNEL_DILATION, OFM_SCALE_MODE,
+                     PAYLOAD_FLAG, PRECISION_BITS, WEIGHT_ORDER, CommandCodes, CommandDef, pmu_control_registers,
+                     pmu_event_counter_registers, register_pair, tile_commands)
 from .regs import Codes, Field, Register, RegisterMap, bit
 
 # ================================================================================ codes
@@ -358,30 +359,26 @@ def _len(opcode, name, reg, width=32):
     _r1(opcode, name, reg, address=False, fields=(Field("length", 0, width),))
 
 
+# the commands that are the U55's to the bit: opcode, TSU register and fields (hwdesc.ethosu)
+_DEFS.extend(_u55.BY_NAME[n] for n in (
+    "NPU_OP_STOP", "NPU_OP_IRQ", "NPU_OP_DEPTHWISE", "NPU_OP_DMA_START", "NPU_OP_PMU_MASK", "NPU_SET_IFM_PAD_TOP",
+    "NPU_SET_IFM_PAD_LEFT", "NPU_SET_IFM_PAD_RIGHT", "NPU_SET_IFM_PAD_BOTTOM", "NPU_SET_IFM_UPSCALE",
+    "NPU_SET_KERNEL_STRIDE"))
+
 # CMD0 operations
-_op(0x000, "NPU_OP_STOP", (Field("mask", 0, 16),))
-_op(0x001, "NPU_OP_IRQ", (Field("mask", 0, 16),))
 _op(0x002, "NPU_OP_CONV", (Field("weights_ifm2", 0, 1),))  # 1: the weights are IFM2 (dynamic weights)
-_op(0x003, "NPU_OP_DEPTHWISE")
 _op(0x005, "NPU_OP_POOL", (Field("pooling_mode", 0, 3, enum=POOLING_MODE),))
 _op(0x006, "NPU_OP_ELEMENTWISE", (Field("elementwise_mode", 0, 6, enum=ELEMENTWISE_MODE),))
 _op(0x007, "NPU_OP_RESIZE", (Field("resize_mode", 0, 2, enum=RESIZE_MODE),))
-_op(0x010, "NPU_OP_DMA_START")
 _op(0x011, "NPU_OP_DMA_WAIT", (Field("k", 0, 2),))
 _op(0x012, "NPU_OP_KERNEL_WAIT", (Field("n", 0, 1),))
-_op(0x013, "NPU_OP_PMU_MASK", (Field("enable", 0, 1),))
 # CMD1 operation: a (conditional) jump to the byte offset in the payload
 _op(PAYLOAD_FLAG | 0x100, "NPU_OP_BRANCH", (Field("branch_target", 0, 32),),
     param_fields=(Field("branch_cond", 0, 1, enum=BRANCH_COND),))
 
 # CMD0 register writes
-_r0(0x100, "NPU_SET_IFM_PAD_TOP", 0x800, _v("pad", 7))
-_r0(0x101, "NPU_SET_IFM_PAD_LEFT", 0x804, _v("pad", 7))
-_r0(0x102, "NPU_SET_IFM_PAD_RIGHT", 0x808, _v("pad", 8))
-_r0(0x103, "NPU_SET_IFM_PAD_BOTTOM", 0x80C, _v("pad", 8))
 _r0(0x104, "NPU_SET_IFM_DEPTH_M1", 0x810, _v("depth_m1"))
 _r0(0x105, "NPU_SET_IFM_PRECISION", 0x814, *_IFM_PRECISION)
-_r0(0x107, "NPU_SET_IFM_UPSCALE", 0x81C, Field("mode", 0, 2, enum=IFM_UPSCALE_MODE))
 _r0(0x108, "NPU_SET_IFM_BROADCAST", 0x820, *_BROADCAST)
 _r0(0x111, "NPU_SET_OFM_WIDTH_M1", 0x844, _v("width_m1"))
 _r0(0x112, "NPU_SET_OFM_HEIGHT_M1", 0x848, _v("height_m1"))
@@ -392,7 +389,6 @@ _r0(0x116, "NPU_SET_OFM_BLK_HEIGHT_M1", 0x858, _v("height_m1", 7))
 _r0(0x117, "NPU_SET_OFM_BLK_DEPTH_M1", 0x85C, _v("depth_m1", 10))
 _r0(0x120, "NPU_SET_KERNEL_WIDTH_M1", 0x880, _v("width_m1"))
 _r0(0x121, "NPU_SET_KERNEL_HEIGHT_M1", 0x884, _v("height_m1"))
-_r0(0x122, "NPU_SET_KERNEL_STRIDE", 0x888, *KERNEL_STRIDE_FIELDS)  # the U55's
 _r0(0x124, "NPU_SET_ACC_FORMAT", 0x890, *_ACC_FORMAT)
 _r0(0x125, "NPU_SET_ACTIVATION", 0x894, *_ACTIVATION)
 _r0(0x126, "NPU_SET_ACTIVATION_MIN", 0x898, _v("clip_boundary", signed=True))
