@@ -1,5 +1,5 @@
 """What the ``cortex_m::`` kernels share: CMSIS-NN status codes, the argument reading and checks of the C++
-kernels (``cortex_m_ops_common.h``), raw int8/int32 views of tensor memory, layouts, window taps.
+kernels (``cortex_m_ops_common.h``), raw int8/int32 views of tensor memory, layouts, window taps, registration.
 
 Failures: ``context.fail`` in the C++ code (argument checks, CMSIS-NN status) is ``fail``: the kernel's
 ``ET_LOG`` line, then ``RuntimeFailure`` with the same error code; ``ET_CHECK_MSG`` (which aborts on the
@@ -131,20 +131,36 @@ def window_taps(in_len: int, out_len: int, k: int, stride: int, pad: int, dil: i
 
 
 # ------------------------------------------------------------------------------------------------ registration
+# Every kernel is registered with the types of its inputs (``sig``) and runs behind ``nargs`` for as many.
+def cortex_m_kernel(op: str, sig: str):
+    """Decorator: register ``impl(ctx, args)`` as ``cortex_m::<op>.out`` with argument types ``sig``; the
+    module keeps the registered function."""
+    def decorate(impl):
+        kernel = _counted(impl, op, sig, impl.__name__)
+        REGISTRY.add(f"cortex_m::{op}.out", sig, kernel)
+        return kernel
+    return decorate
+
+
 def layout_variants(op: str, sig: str):
     """Decorator: register ``impl(ctx, args, nhwc_logical)`` as ``cortex_m::<op>.out`` (NCHW-logical tensors in
     channels-last memory) and as ``cortex_m::<op>_nhwc.out`` (the explicit-layout variant: NHWC-logical,
     contiguous), both with argument types ``sig``."""
     def decorate(impl):
         for suffix, nhwc in (("", False), ("_nhwc", True)):
-            REGISTRY.add(f"cortex_m::{op}{suffix}.out", sig, _with_layout(impl, nhwc, op + suffix))
+            REGISTRY.add(f"cortex_m::{op}{suffix}.out", sig, _counted(impl, op, sig, op + suffix, nhwc_logical=nhwc))
         return impl
     return decorate
 
 
-def _with_layout(impl, nhwc_logical: bool, name: str):
+def _counted(impl, op: str, sig: str, name: str, **kwargs):
+    """``impl(ctx, args, **kwargs)`` behind the argument count check, named ``name``, with ``impl``'s module and
+    doc."""
+    n_inputs = len(sig.split(","))
+
     def kernel(ctx, args):
-        return impl(ctx, args, nhwc_logical=nhwc_logical)
+        nargs(args, n_inputs, op)
+        return impl(ctx, args, **kwargs)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__module__ = impl.__module__

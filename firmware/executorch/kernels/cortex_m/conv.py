@@ -20,8 +20,34 @@ from ...method import RtTensor
 from .._util import out_tensor, tensor, wrap32
 from ._common import (
     ARG_ERROR, CH_IN_BLOCK_MVE, FAILURE, INT, CmsisStatus, as_int, channels_last, contiguous, fail, is_i8,
-    layout_variants, nargs, nhwc_sizes, raw32, raw8, store8, window_taps)
+    layout_variants, nhwc_sizes, raw32, raw8, store8, window_taps)
 from .fixed_point import requantize, to_i8
+
+
+def _operands(args):
+    """The input, weight and out tensors and the optional bias (arguments 0, 1 and 2) of every convolution."""
+    x, w, out = tensor(args[0], "input"), tensor(args[1], "weight"), out_tensor(args)
+    return x, w, out, (tensor(args[2], "bias") if args[2] is not None else None)
+
+
+def _requantization_args(args, k: int):
+    """Arguments ``k`` to ``k + 5`` of every convolution: input_offset, output_offset, the per-channel
+    requantize_multipliers and requantize_shifts tensors, activation_min, activation_max."""
+    in_off, out_off = as_int(args[k], "input_offset"), as_int(args[k + 1], "output_offset")
+    mt, st = tensor(args[k + 2], "requantize_multipliers"), tensor(args[k + 3], "requantize_shifts")
+    amin, amax = as_int(args[k + 4], "activation_min"), as_int(args[k + 5], "activation_max")
+    return in_off, out_off, mt, st, amin, amax
+
+
+def _check_4d(fn: str, x: RtTensor, w: RtTensor, out: RtTensor) -> None:
+    if len(x.sizes) != 4 or len(w.sizes) != 4 or len(out.sizes) != 4:
+        fail(Error.InvalidArgument, f"{fn}: tensors must be 4-D")
+
+
+def _channel_values(ctx, bias, mt: RtTensor, st: RtTensor, o: int):
+    """The bias (None without one), multipliers and shifts of the ``o`` output channels, as int64."""
+    bv = raw32(ctx, bias)[:o].astype(np.int64) if bias is not None else None
+    return bv, raw32(ctx, mt)[:o].astype(np.int64), raw32(ctx, st)[:o].astype(np.int64)
 
 
 def _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical, length_message=None):
@@ -112,16 +138,11 @@ def _finish(acc: np.ndarray, bias, mults: np.ndarray, shifts: np.ndarray, out_of
 def _conv2d_impl(ctx, args, nhwc_logical: bool):
     """``cortex_m::quantized_conv2d.out`` and ``_nhwc.out`` (arm_convolve_wrapper_s8)."""
     fn = "quantized_conv2d_nhwc_out" if nhwc_logical else "quantized_conv2d_out"
-    nargs(args, 13, "quantized_conv2d")
-    x, w, out = tensor(args[0], "input"), tensor(args[1], "weight"), out_tensor(args)
-    bias = tensor(args[2], "bias") if args[2] is not None else None
+    x, w, out, bias = _operands(args)
     stride, padding, dilation = ctx.int_list(args[3]), ctx.int_list(args[4]), ctx.int_list(args[5])
-    in_off, out_off = as_int(args[6], "input_offset"), as_int(args[7], "output_offset")
-    mt, st = tensor(args[8], "requantize_multipliers"), tensor(args[9], "requantize_shifts")
-    amin, amax = as_int(args[10], "activation_min"), as_int(args[11], "activation_max")
+    in_off, out_off, mt, st, amin, amax = _requantization_args(args, 6)
     scratch = tensor(args[12], "scratch")
-    if len(x.sizes) != 4 or len(w.sizes) != 4 or len(out.sizes) != 4:
-        fail(Error.InvalidArgument, f"{fn}: tensors must be 4-D")
+    _check_4d(fn, x, w, out)
     _check_conv_operands(fn, x, w, out, bias, stride, padding, dilation, nhwc_logical,
                          "stride, padding, and dilation must have length 2")
     n, h, wd, c = nhwc_sizes(x, nhwc_logical)
@@ -131,11 +152,10 @@ def _conv2d_impl(ctx, args, nhwc_logical: bool):
     ko, kh, kw, kc = w.sizes
     xv = raw8(ctx, x)[:n * h * wd * c].reshape(n, h, wd, c)
     wv = raw8(ctx, w)[:ko * kh * kw * kc].reshape(ko, kh, kw, kc)
-    bv = raw32(ctx, bias)[:o].astype(np.int64) if bias is not None else None
+    bv, mv, sv = _channel_values(ctx, bias, mt, st, o)
     try:
-        r = convolve_wrapper_s8(xv, wv, bv, (oh, ow, o), stride, padding, dilation, in_off, out_off,
-                              raw32(ctx, mt)[:o].astype(np.int64), raw32(ctx, st)[:o].astype(np.int64),
-                              amin, amax, scratch.nbytes)
+        r = convolve_wrapper_s8(xv, wv, bv, (oh, ow, o), stride, padding, dilation, in_off, out_off, mv, sv,
+                                amin, amax, scratch.nbytes)
     except CmsisStatus as e:
         fail(Error.Internal, f"{fn}: arm_convolve_wrapper_s8 failed with status {e.status}")
     store8(ctx, out, r, "quantized_conv2d", n * oh * ow * o * kh * kw * kc)
@@ -180,17 +200,12 @@ def _depthwise_impl(ctx, args, nhwc_logical: bool):
     """``cortex_m::quantized_depthwise_conv2d.out`` and ``_nhwc.out`` (arm_depthwise_conv_wrapper_s8; weight
     ``[1, KH, KW, O]``)."""
     fn = "quantized_depthwise_conv2d_nhwc_out" if nhwc_logical else "quantized_depthwise_conv2d_out"
-    nargs(args, 14, "quantized_depthwise_conv2d")
-    x, w, out = tensor(args[0], "input"), tensor(args[1], "weight"), out_tensor(args)
-    bias = tensor(args[2], "bias") if args[2] is not None else None
+    x, w, out, bias = _operands(args)
     stride, padding, dilation = ctx.int_list(args[3]), ctx.int_list(args[4]), ctx.int_list(args[5])
     mult = as_int(args[6], "depth_multiplier")
-    in_off, out_off = as_int(args[7], "input_offset"), as_int(args[8], "output_offset")
-    mt, st = tensor(args[9], "requantize_multipliers"), tensor(args[10], "requantize_shifts")
-    amin, amax = as_int(args[11], "activation_min"), as_int(args[12], "activation_max")
+    in_off, out_off, mt, st, amin, amax = _requantization_args(args, 7)
     scratch = tensor(args[13], "scratch")
-    if len(x.sizes) != 4 or len(w.sizes) != 4 or len(out.sizes) != 4:
-        fail(Error.InvalidArgument, f"{fn}: tensors must be 4-D")
+    _check_4d(fn, x, w, out)
     if x.sizes[0] != 1:
         fail(Error.InvalidArgument, f"{fn}: batch size must be 1, got {x.sizes[0]}")
     if w.sizes[0] != 1:
@@ -208,8 +223,7 @@ def _depthwise_impl(ctx, args, nhwc_logical: bool):
     _, kh, kw, _ = w.sizes
     xv = raw8(ctx, x)[:n * h * wd * c].reshape(n, h, wd, c)
     wv = raw8(ctx, w)[:kh * kw * o].reshape(kh, kw, o)
-    bv = raw32(ctx, bias)[:o].astype(np.int64) if bias is not None else None
-    mv, sv = raw32(ctx, mt)[:o].astype(np.int64), raw32(ctx, st)[:o].astype(np.int64)
+    bv, mv, sv = _channel_values(ctx, bias, mt, st, o)
     try:
         r = depthwise_conv_wrapper_s8(xv, wv, bv, (oh, ow, o), stride, padding, dilation, mult, in_off, out_off,
                                       mv, sv, amin, amax, scratch.nbytes)
@@ -286,17 +300,12 @@ def _transpose_conv_impl(ctx, args, nhwc_logical: bool):
     """``cortex_m::quantized_transpose_conv2d.out`` and ``_nhwc.out`` (arm_transpose_conv_wrapper_s8; weight
     ``[O, KH, KW, I]``)."""
     fn = "quantized_transpose_conv2d_nhwc_out" if nhwc_logical else "quantized_transpose_conv2d_out"
-    nargs(args, 15, "quantized_transpose_conv2d")
-    x, w, out = tensor(args[0], "input"), tensor(args[1], "weight"), out_tensor(args)
-    bias = tensor(args[2], "bias") if args[2] is not None else None
+    x, w, out, bias = _operands(args)
     stride, padding = ctx.int_list(args[3]), ctx.int_list(args[4])
     out_pad, dilation = ctx.int_list(args[5]), ctx.int_list(args[6])
-    in_off, out_off = as_int(args[7], "input_offset"), as_int(args[8], "output_offset")
-    mt, st = tensor(args[9], "requantize_multipliers"), tensor(args[10], "requantize_shifts")
-    amin, amax = as_int(args[11], "activation_min"), as_int(args[12], "activation_max")
+    in_off, out_off, mt, st, amin, amax = _requantization_args(args, 7)
     scratch, out_scratch = tensor(args[13], "scratch"), tensor(args[14], "output_scratch")
-    if len(x.sizes) != 4 or len(w.sizes) != 4 or len(out.sizes) != 4:
-        fail(Error.InvalidArgument, f"{fn}: tensors must be 4-D")
+    _check_4d(fn, x, w, out)
     _check_conv_operands(fn, x, w, out, bias, None, None, None, nhwc_logical)
     n, h, wd, c = nhwc_sizes(x, nhwc_logical)
     _, oh, ow, o = nhwc_sizes(out, nhwc_logical)

@@ -17,9 +17,9 @@ import numpy as np
 from ...error import Error, RuntimeFailure
 from ...method import RtTensor
 from .._util import out_tensor, tensor, wrap32
-from ..registry import kernel
 from ._common import (
-    ARG_ERROR, CHAR, SHORT, as_int, check, fail, is_i8, nargs, raw8, store8, validate_i8_pair, validate_quant)
+    ARG_ERROR, CHAR, SHORT, as_int, check, cortex_m_kernel, fail, is_i8, raw8, store8, validate_i8_pair,
+    validate_quant)
 from .fixed_point import requantize, to_i8
 
 
@@ -71,11 +71,10 @@ def _checked_operands(ctx, fn: str, a: RtTensor, b: RtTensor, out: RtTensor, qua
     return _broadcast_operands(ctx, a, b, out)
 
 
-@kernel("cortex_m::quantized_add.out", "T,i,i,i,T,i,i,i,i,i,i,i,i")
+@cortex_m_kernel("quantized_add", "T,i,i,i,T,i,i,i,i,i,i,i,i")
 def quantized_add(ctx, args):
     """``cortex_m::quantized_add.out`` (op_quantized_add.cpp -> arm_elementwise_add_s8)."""
     fn = "quantized_add_out"
-    nargs(args, 13, "quantized_add")
     a, b, out = tensor(args[0], "self"), tensor(args[4], "other"), out_tensor(args)
     zp1, m1, s1 = (as_int(v, "self qparams") for v in args[1:4])
     zp2, m2, s2 = (as_int(v, "other qparams") for v in args[5:8])
@@ -89,11 +88,10 @@ def quantized_add(ctx, args):
     return out
 
 
-@kernel("cortex_m::quantized_mul.out", "T,i,T,i,i,i,i")
+@cortex_m_kernel("quantized_mul", "T,i,T,i,i,i,i")
 def quantized_mul(ctx, args):
     """``cortex_m::quantized_mul.out`` (op_quantized_mul.cpp -> arm_elementwise_mul_s8)."""
     fn = "quantized_mul_out"
-    nargs(args, 7, "quantized_mul")
     a, b, out = tensor(args[0], "self"), tensor(args[2], "other"), out_tensor(args)
     zp1, zp2 = as_int(args[1], "self_zero_point"), as_int(args[3], "other_zero_point")
     ozp, om, osh = (as_int(v, "output qparams") for v in args[4:7])
@@ -111,11 +109,10 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
     return np.trunc(x + np.copysign(0.5, x))
 
 
-@kernel("cortex_m::quantized_div.out", "T,i,T,i,i,f")
+@cortex_m_kernel("quantized_div", "T,i,T,i,i,f")
 def quantized_div(ctx, args):
     """``cortex_m::quantized_div.out`` (op_quantized_div.cpp): float32 quotient, scaled, roundf, clamped."""
     fn = "quantized_div_out"
-    nargs(args, 6, "quantized_div")
     a, b, out = tensor(args[0], "self"), tensor(args[2], "other"), out_tensor(args)
     zp1, zp2 = as_int(args[1], "self_zero_point"), as_int(args[3], "other_zero_point")
     ozp = as_int(args[4], "output_zero_point")
@@ -142,11 +139,10 @@ def quantized_div(ctx, args):
     return out
 
 
-@kernel("cortex_m::quantized_activation.out", "T,T")
+@cortex_m_kernel("quantized_activation", "T,T")
 def quantized_activation(ctx, args):
     """``cortex_m::quantized_activation.out``: ``out[i] = lut[(uint8)(in[i] + 128)]``."""
     fn = "quantized_activation_out"
-    nargs(args, 2, "quantized_activation")
     x, lut, out = tensor(args[0], "input"), tensor(args[1], "lut"), out_tensor(args)
     check(is_i8(x), fn, "input.scalar_type() == ScalarType::Char", "input must be int8")
     check(is_i8(out), fn, "out.scalar_type() == ScalarType::Char", "out must be int8")
@@ -161,7 +157,6 @@ def quantized_activation(ctx, args):
 
 def _minmax(ctx, args, which: str):
     fn = f"{which}_out"
-    nargs(args, 2, which)
     a, b, out = tensor(args[0], "self"), tensor(args[1], "other"), out_tensor(args)
     validate_i8_pair(fn, a, b, out, same_sizes=False)
     if len(a.sizes) > 5 or len(b.sizes) > 5:
@@ -188,13 +183,13 @@ def _minmax(ctx, args, which: str):
     return out
 
 
-@kernel("cortex_m::minimum.out", "T,T")
+@cortex_m_kernel("minimum", "T,T")
 def minimum(ctx, args):
     """``cortex_m::minimum.out`` (arm_minimum_s8, broadcasting over the last four dims of the raw data)."""
     return _minmax(ctx, args, "minimum")
 
 
-@kernel("cortex_m::maximum.out", "T,T")
+@cortex_m_kernel("maximum", "T,T")
 def maximum(ctx, args):
     """``cortex_m::maximum.out`` (arm_maximum_s8)."""
     return _minmax(ctx, args, "maximum")

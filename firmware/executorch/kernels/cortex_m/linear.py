@@ -13,8 +13,7 @@ import numpy as np
 
 from ...error import Error, RuntimeFailure
 from .._util import out_tensor, tensor, wrap32
-from ..registry import kernel
-from ._common import ARG_ERROR, as_int, fail, is_i8, nargs, raw32, raw8, store8
+from ._common import ARG_ERROR, as_int, cortex_m_kernel, fail, is_i8, raw32, raw8, store8
 from .fixed_point import requantize, to_i8
 
 
@@ -37,10 +36,9 @@ def batch_matmul_s8(lhs, rhs_t, lhs_off, rhs_off, out_off, mult, shift, amin=-12
     return to_i8(np.minimum(np.maximum(r, amin), amax))
 
 
-@kernel("cortex_m::quantized_linear.out", "T,T,T?,T?,i,i,i,I,I,i,i")
+@cortex_m_kernel("quantized_linear", "T,T,T?,T?,i,i,i,I,I,i,i")
 def quantized_linear(ctx, args):
     """``cortex_m::quantized_linear.out`` (op_quantized_linear.cpp -> arm_fully_connected_s8, MVE path)."""
-    nargs(args, 11, "quantized_linear")
     x, w, out = tensor(args[0], "input"), tensor(args[1], "weights"), out_tensor(args)
     ksum = tensor(args[3], "kernel_sum") if args[3] is not None else None
     in_off, f_off, out_off = (as_int(v, "offsets") for v in args[4:7])
@@ -65,11 +63,10 @@ def quantized_linear(ctx, args):
     return out
 
 
-@kernel("cortex_m::quantized_batch_matmul.out", "T,i,T,i,i,i,i,T")
+@cortex_m_kernel("quantized_batch_matmul", "T,i,T,i,i,i,i,T")
 def quantized_batch_matmul(ctx, args):
     """``cortex_m::quantized_batch_matmul.out`` (arm_batch_matmul_s8): ``lhs [B, M, K] x rhs_T [B, N, K]``."""
     fn = "quantized_batch_matmul_out"
-    nargs(args, 8, "quantized_batch_matmul")
     lhs, rhs, out = tensor(args[0], "lhs"), tensor(args[2], "rhs_transposed"), out_tensor(args)
     scratch = tensor(args[7], "scratch")
     lo, ro, oo, om, osh = (as_int(args[i], "qparams") for i in (1, 3, 4, 5, 6))

@@ -8,16 +8,14 @@ import numpy as np
 
 from ...error import Error, RuntimeFailure
 from .._util import out_tensor, tensor
-from ..registry import kernel
-from ._common import ARG_ERROR, as_int, channels_last, fail, is_i8, nargs, raw8, store8
+from ._common import ARG_ERROR, as_int, channels_last, cortex_m_kernel, fail, is_i8, raw8, store8
 from .fixed_point import to_i8
 
 
-@kernel("cortex_m::transpose.out", "T,I")
+@cortex_m_kernel("transpose", "T,I")
 def transpose(ctx, args):
     """``cortex_m::transpose.out`` (arm_transpose_s8 on the raw data, logical sizes)."""
     fn = "transpose_out"
-    nargs(args, 2, "transpose")
     x, out = tensor(args[0], "input"), out_tensor(args)
     perm = ctx.int_list(args[1])
     if not (is_i8(x) and is_i8(out)):
@@ -42,11 +40,10 @@ def transpose(ctx, args):
     return out
 
 
-@kernel("cortex_m::pad.out", "T,I,I,i")
+@cortex_m_kernel("pad", "T,I,I,i")
 def pad(ctx, args):
     """``cortex_m::pad.out`` (arm_pad_s8 on the physical layout; pads already in physical order)."""
     fn = "pad_out"
-    nargs(args, 4, "pad")
     x, out = tensor(args[0], "input"), out_tensor(args)
     pre, post = ctx.int_list(args[1]), ctx.int_list(args[2])
     value = as_int(args[3], "pad_value")

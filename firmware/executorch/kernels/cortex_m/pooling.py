@@ -14,7 +14,7 @@ from ...error import Error, RuntimeFailure
 from ...method import RtTensor
 from .._util import out_tensor, tensor, wrap32
 from ._common import (
-    ARG_ERROR, CmsisStatus, as_bool, as_int, channels_last, contiguous, fail, is_i8, layout_variants, nargs,
+    ARG_ERROR, CmsisStatus, as_bool, as_int, channels_last, contiguous, fail, is_i8, layout_variants,
     nhwc_sizes, raw8, store8, window_taps)
 from .fixed_point import I32_MAX, I32_MIN, to_i8
 
@@ -105,7 +105,6 @@ def _avg_pool_impl(ctx, args, nhwc_logical: bool):
     """``cortex_m::quantized_avg_pool2d.out`` and ``_nhwc.out`` (arm_avgpool_s8; the qparams are not used by the
     kernel)."""
     fn = "quantized_avg_pool2d_out"
-    nargs(args, 9, "quantized_avg_pool2d")
     x, out = tensor(args[0], "input"), out_tensor(args)
     kernel, stride, padding = ctx.int_list(args[1]), ctx.int_list(args[2]), ctx.int_list(args[3])
     ceil_mode = as_bool(args[4], "ceil_mode")
@@ -139,7 +138,6 @@ def _avg_pool_impl(ctx, args, nhwc_logical: bool):
 def _max_pool_impl(ctx, args, nhwc_logical: bool):
     """``cortex_m::quantized_max_pool2d.out`` and ``_nhwc.out`` (arm_max_pool_s8)."""
     fn = "quantized_max_pool2d_out"
-    nargs(args, 10, "quantized_max_pool2d")
     x, out = tensor(args[0], "input"), out_tensor(args)
     kernel, stride = ctx.int_list(args[1]), ctx.int_list(args[2])
     padding, dilation = ctx.int_list(args[3]), ctx.int_list(args[4])

@@ -8,8 +8,7 @@ import numpy as np
 
 from ...error import Error
 from .._util import out_tensor, tensor, wrap32
-from ..registry import kernel
-from ._common import as_int, fail, is_i8, nargs, raw8, store8, validate_quant
+from ._common import as_int, cortex_m_kernel, fail, is_i8, raw8, store8, validate_quant
 from .fixed_point import (
     I32_MAX, clz32, divide_by_power_of_two, doubling_high_mult, exp_on_negative_values, one_over_one_plus_x)
 
@@ -34,11 +33,10 @@ def softmax_rows(x: np.ndarray, mult: int, shift: int, diff_min: int) -> np.ndar
     return np.where(ok, r, -128).astype(np.int8)
 
 
-@kernel("cortex_m::softmax.out", "T,i,i,i,i,i,i")
+@cortex_m_kernel("softmax", "T,i,i,i,i,i,i")
 def softmax(ctx, args):
     """``cortex_m::softmax.out`` (op_softmax.cpp -> arm_softmax_s8) over the last dimension."""
     fn = "softmax_out"
-    nargs(args, 7, "softmax")
     x, out = tensor(args[0], "input"), out_tensor(args)
     dim, in_zp, out_zp, mult, shift, diff_min = (as_int(v, "softmax arguments") for v in args[1:7])
     if not (is_i8(x) and is_i8(out)):
