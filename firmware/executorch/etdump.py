@@ -239,22 +239,15 @@ class ETDumpGen:
             S.BoolStart(b)
             S.BoolAddBoolVal(b, True)
             out = S.BoolEnd(b)
+        # the Value union's type of each kind, and the field that holds it
+        value_type, add_value = {"tensor": (S.ValueType.Tensor, S.ValueAddTensor),
+                                 "tensor_list": (S.ValueType.TensorList, S.ValueAddTensorList),
+                                 "int": (S.ValueType.Int, S.ValueAddIntValue),
+                                 "double": (S.ValueType.Double, S.ValueAddDoubleValue),
+                                 "bool": (S.ValueType.Bool, S.ValueAddBoolValue)}[kind]
         S.ValueStart(b)
-        if kind == "tensor":
-            S.ValueAddVal(b, S.ValueType.Tensor)
-            S.ValueAddTensor(b, ref)
-        elif kind == "tensor_list":
-            S.ValueAddVal(b, S.ValueType.TensorList)
-            S.ValueAddTensorList(b, ref)
-        elif kind == "int":
-            S.ValueAddVal(b, S.ValueType.Int)
-            S.ValueAddIntValue(b, ref)
-        elif kind == "double":
-            S.ValueAddVal(b, S.ValueType.Double)
-            S.ValueAddDoubleValue(b, ref)
-        else:
-            S.ValueAddVal(b, S.ValueType.Bool)
-            S.ValueAddBoolValue(b, ref)
+        S.ValueAddVal(b, value_type)
+        add_value(b, ref)
         if out is not None:
             S.ValueAddOutput(b, out)
         value = S.ValueEnd(b)
