@@ -58,24 +58,19 @@ def current() -> EtLog | None:
     return _current
 
 
-def info(message: str) -> None:
-    if _current is not None:
-        _current.log("I", message, depth=1)
+def _at(level: str, name: str):
+    """The function ``name(message)``: ``ET_LOG(level, ...)`` through the installed logger (nothing without one);
+    the line's prefix names that function's caller."""
+    def log_at(message: str) -> None:
+        if _current is not None:
+            _current.log(level, message, depth=1)
+
+    log_at.__name__ = log_at.__qualname__ = name
+    return log_at
 
 
-def error(message: str) -> None:
-    if _current is not None:
-        _current.log("E", message, depth=1)
-
-
-def fatal(message: str) -> None:
-    if _current is not None:
-        _current.log("F", message, depth=1)
-
-
-def debug(message: str) -> None:
-    if _current is not None:
-        _current.log("D", message, depth=1)
+debug, info, error, fatal = (_at(level, name) for level, name in (("D", "debug"), ("I", "info"), ("E", "error"),
+                                                                    ("F", "fatal")))
 
 
 def printf(text: str) -> None:
