@@ -135,15 +135,16 @@ def out_tensor(args: list) -> RtTensor:
     return tensor(args[-1], "out")
 
 
-def write_out(ctx, out: RtTensor, values: np.ndarray, kernel: str, work: int | None = None) -> None:
+def write_out(ctx, out: RtTensor, values: np.ndarray, kernel: str, work: int | None = None) -> RtTensor:
     """Store ``values`` (logical shape, any dtype) into ``out`` with the out dtype; charge ``work`` (default: out's
-    elements)."""
+    elements); ``out``."""
     if out.numel != values.size:
         raise RuntimeFailure(Error.InvalidArgument,
                              f"{kernel}: out has {out.numel} elements, the result has {values.size}")
     dst = out.array(ctx.bus)
     dst[...] = values.reshape(dst.shape).astype(dst.dtype, copy=False)
     ctx.bus.work(f"kernel.{kernel}", out.numel if work is None else work)
+    return out
 
 
 def store(ctx, out: RtTensor, values, kernel: str) -> RtTensor:
@@ -153,8 +154,7 @@ def store(ctx, out: RtTensor, values, kernel: str) -> RtTensor:
         values = values.reshape(out.sizes)
     elif values.shape != tuple(out.sizes):
         values = np.broadcast_to(values, out.sizes)
-    write_out(ctx, out, values, kernel)
-    return out
+    return write_out(ctx, out, values, kernel)
 
 
 def _dynamism(ctx, out: RtTensor):

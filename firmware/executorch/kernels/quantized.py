@@ -82,8 +82,7 @@ def quantize_per_tensor(ctx, args):
     with np.errstate(over="ignore", invalid="ignore"):
         q = np.concatenate([_quantize_helium(flat[:nvec], inv, zp, qmin, qmax, bits),
                             _quantize_scalar_cortex_m(flat[nvec:], inv, zp, qmin, qmax)])
-    write_out(ctx, out, q.reshape(x.shape), "quantize_per_tensor")
-    return out
+    return write_out(ctx, out, q.reshape(x.shape), "quantize_per_tensor")
 
 
 @kernel("quantized_decomposed::quantize_per_tensor.out", "T,f,i,i,i,i")
@@ -98,8 +97,7 @@ def quantize_per_tensor_portable(ctx, args):
         r = (np.rint((x.astype(np.float32, copy=False) * inv).astype(np.float32)) + np.float32(np.int32(zp)))
         r = np.nan_to_num(r.astype(np.float64), nan=0.0, posinf=2.0 ** 63, neginf=-(2.0 ** 63))
         q = np.clip(r, -(2.0 ** 63), 2.0 ** 63 - 1024).astype(np.int64)
-    write_out(ctx, out, np.clip(q, qmin, qmax), "quantize_per_tensor")
-    return out
+    return write_out(ctx, out, np.clip(q, qmin, qmax), "quantize_per_tensor")
 
 
 @kernel("cortex_m::dequantize_per_tensor.out", "T,f,i,i,i,i")
@@ -109,8 +107,7 @@ def dequantize_per_tensor(ctx, args):
     scale, zp, _, _ = _params(args)
     out = out_tensor(args)
     v = (q.astype(np.int32) - np.int32(zp)).astype(np.float32) * np.float32(scale)
-    write_out(ctx, out, v, "dequantize_per_tensor")
-    return out
+    return write_out(ctx, out, v, "dequantize_per_tensor")
 
 
 @kernel("quantized_decomposed::dequantize_per_channel.out", "T,T,T?,i,i,i,i,i?")
@@ -137,6 +134,6 @@ def dequantize_per_channel(ctx, args):
     shape[axis] = n
     d = q.astype(np.int64) - (zp.reshape(shape) if zp is not None else 0)
     out = out_tensor(args)
-    write_out(ctx, out, (d.astype(np.float64) * scales.reshape(shape)).astype(np.float32), "dequantize_per_channel")
-    return out
+    return write_out(ctx, out, (d.astype(np.float64) * scales.reshape(shape)).astype(np.float32),
+                     "dequantize_per_channel")
 

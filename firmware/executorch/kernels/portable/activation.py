@@ -32,8 +32,7 @@ def hardtanh(ctx, args):
     out = out_tensor(args)
     x = arr(ctx, args[0]).astype(compute_dtype(out), copy=False)
     lo, hi = scalar(args[1], -1.0), scalar(args[2], 1.0)
-    write_out(ctx, out, np.minimum(np.maximum(x, lo), hi).astype(x.dtype), "hardtanh")
-    return out
+    return write_out(ctx, out, np.minimum(np.maximum(x, lo), hi).astype(x.dtype), "hardtanh")
 
 
 @kernel("aten::clamp.out", "T,s?,s?")
@@ -45,8 +44,7 @@ def clamp(ctx, args):
         x = np.maximum(x, np.asarray(lo, x.dtype))
     if hi is not None:
         x = np.minimum(x, np.asarray(hi, x.dtype))
-    write_out(ctx, out, x, "clamp")
-    return out
+    return write_out(ctx, out, x, "clamp")
 
 
 def _exp_sum(x, dim: int):
@@ -67,12 +65,10 @@ def softmax(ctx, args):
     x = arr(ctx, args[0]).astype(np.float32, copy=False)
     dim = int(args[1]) % max(x.ndim, 1) if x.ndim else 0
     if x.ndim == 0:
-        write_out(ctx, out, np.ones((), np.float32), "softmax")
-        return out
+        return write_out(ctx, out, np.ones((), np.float32), "softmax")
     xm, mx, e, s = _exp_sum(x, dim)
     r = np.moveaxis((e / s).astype(np.float32), -1, dim)
-    write_out(ctx, out, r, "softmax")
-    return out
+    return write_out(ctx, out, r, "softmax")
 
 
 @kernel("aten::_log_softmax.out", "T,i,b")
@@ -82,8 +78,7 @@ def log_softmax(ctx, args):
     dim = int(args[1]) % max(x.ndim, 1)
     xm, mx, _, s = _exp_sum(x, dim)
     r = np.moveaxis((xm - mx - np.log(s)).astype(np.float32), -1, dim)
-    write_out(ctx, out, r, "softmax")
-    return out
+    return write_out(ctx, out, r, "softmax")
 
 
 @kernel("aten::gelu.out", "T,S")
@@ -207,8 +202,7 @@ def leaky_relu(ctx, args):
     out = out_tensor(args)
     x = arr(ctx, args[0]).astype(np.float32, copy=False)
     slope = np.float32(args[1] if len(args) > 2 and args[1] is not None else 0.01)
-    write_out(ctx, out, np.where(x > 0, x, x * slope).astype(np.float32), "leaky_relu")
-    return out
+    return write_out(ctx, out, np.where(x > 0, x, x * slope).astype(np.float32), "leaky_relu")
 
 
 @kernel("aten::hardswish.out", "T")
@@ -216,8 +210,7 @@ def hardswish(ctx, args):
     out = out_tensor(args)
     x = arr(ctx, args[0]).astype(np.float32, copy=False)
     r = x * np.minimum(np.maximum(x + np.float32(3), np.float32(0)), np.float32(6)) / np.float32(6)
-    write_out(ctx, out, r.astype(np.float32), "hardswish")
-    return out
+    return write_out(ctx, out, r.astype(np.float32), "hardswish")
 
 
 register(

@@ -36,8 +36,7 @@ def _binary_out_dtype(name, fn, has_alpha=False):
         with np.errstate(all="ignore"):
             r = fn(a, b)
         r = np.broadcast_to(r, out.sizes) if r.shape != out.sizes else r
-        write_out(ctx, out, r, name)
-        return out
+        return write_out(ctx, out, r, name)
     return kernel
 
 

@@ -102,5 +102,4 @@ def convolution(ctx, args):
         r, macs = _conv_forward(x, w, b, stride, padding, dilation, groups)
     if spatial == 1:
         r = r[:, :, 0, :]
-    write_out(ctx, out, r, "convolution", macs)
-    return out
+    return write_out(ctx, out, r, "convolution", macs)

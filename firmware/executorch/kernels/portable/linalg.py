@@ -20,8 +20,7 @@ def mm(ctx, args):
     out = out_tensor(args)
     a = arr(ctx, args[0]).astype(np.float32)
     b = arr(ctx, args[1], "mat2").astype(np.float32)
-    write_out(ctx, out, (a @ b).astype(np.float32), "mm")
-    return out
+    return write_out(ctx, out, (a @ b).astype(np.float32), "mm")
 
 
 @kernel("aten::addmm.out", "T,T,T,s,s")
@@ -32,8 +31,7 @@ def addmm(ctx, args):
     b = arr(ctx, args[2], "mat2").astype(np.float32)
     beta = np.float32(scalar(args[3], 1)) if len(args) > 4 else np.float32(1)
     alpha = np.float32(scalar(args[4], 1)) if len(args) > 5 else np.float32(1)
-    write_out(ctx, out, (beta * bias + alpha * (a @ b)).astype(np.float32), "mm")
-    return out
+    return write_out(ctx, out, (beta * bias + alpha * (a @ b)).astype(np.float32), "mm")
 
 
 def _distance(diff_fn, m: int, p: float, ct):
@@ -120,8 +118,8 @@ def bmm(ctx, args):
     b = arr(ctx, args[1], "mat2").astype(np.float32, copy=False)
     if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise RuntimeFailure(Error.InvalidArgument, f"bmm: shapes {a.shape} and {b.shape} do not fit")
-    write_out(ctx, out, np.matmul(a, b).astype(np.float32), "mm", a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2])
-    return out
+    return write_out(ctx, out, np.matmul(a, b).astype(np.float32), "mm",
+                     a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2])
 
 
 @kernel("aten::linear.out", "T,T,T?")
@@ -134,5 +132,4 @@ def linear(ctx, args):
     r = np.matmul(x, w.T).astype(np.float32)
     if b is not None:
         r = (r + b.astype(np.float32)).astype(np.float32)
-    write_out(ctx, out, r, "mm", x.size * w.shape[0])
-    return out
+    return write_out(ctx, out, r, "mm", x.size * w.shape[0])

@@ -99,8 +99,7 @@ def native_batch_norm_no_training(ctx, args):
     shape = (1, c) + (1,) * (x.ndim - 2) if x.ndim > 1 else (c,)
     r = (x - mean.reshape(shape)) * invstd.reshape(shape)
     r = r.astype(np.float32) * w.reshape(shape) + b.reshape(shape)
-    write_out(ctx, out, r.astype(np.float32), "batch_norm", x.size)
-    return out
+    return write_out(ctx, out, r.astype(np.float32), "batch_norm", x.size)
 
 
 @kernel("aten::_native_batch_norm_legit.out", "T,T?,T?,T,T,b,f,f")

@@ -33,8 +33,7 @@ def mean_dim(ctx, args):
     for k in range(n):
         s = (s + xm[..., k]).astype(np.float32)
     r = (s / np.float32(n)).astype(np.float32)
-    write_out(ctx, out, r.reshape(out.sizes), "mean")
-    return out
+    return write_out(ctx, out, r.reshape(out.sizes), "mean")
 
 
 def _reduce(name, fn, with_dims=True):
@@ -340,8 +339,7 @@ def sum_dim(ctx, args):
     s = np.zeros(xm.shape[:-1], dt)
     for k in range(n):
         s = (s + xm[..., k]).astype(dt)
-    write_out(ctx, out, s, "sum", x.size)
-    return out
+    return write_out(ctx, out, s, "sum", x.size)
 
 
 register(

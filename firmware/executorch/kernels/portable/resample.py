@@ -298,8 +298,7 @@ def upsample_bilinear2d(ctx, args):
     top = (tl * w0 + tr * w1).astype(np.float32)
     bottom = (bl * w0 + br * w1).astype(np.float32)
     r = (top * h0[:, None] + bottom * h1[:, None]).astype(np.float32)
-    write_out(ctx, out, r, "upsample_bilinear2d", out.numel)
-    return out
+    return write_out(ctx, out, r, "upsample_bilinear2d", out.numel)
 
 
 @kernel("aten::upsample_nearest2d.vec_out", "T,I?,F?")
@@ -316,5 +315,4 @@ def upsample_nearest2d(ctx, args):
         return np.minimum(np.floor(np.arange(n_out).astype(np.float32) * f).astype(np.int64), n_in - 1)
 
     r = x[:, :, src(x.shape[2], oh, sh)][:, :, :, src(x.shape[3], ow, sw)]
-    write_out(ctx, out, r, "copy", out.numel)
-    return out
+    return write_out(ctx, out, r, "copy", out.numel)

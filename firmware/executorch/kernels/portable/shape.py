@@ -31,8 +31,7 @@ def view_copy(ctx, args):
     x = arr(ctx, args[0])
     if x.size != out.numel:
         raise RuntimeFailure(Error.InvalidArgument, f"view_copy: {x.size} elements into {out.numel}")
-    write_out(ctx, out, np.ascontiguousarray(x).reshape(out.sizes), "copy")
-    return out
+    return write_out(ctx, out, np.ascontiguousarray(x).reshape(out.sizes), "copy")
 
 
 @kernel("aten::permute_copy.out", "T,I")
@@ -40,16 +39,14 @@ def permute_copy(ctx, args):
     out = out_tensor(args)
     x = arr(ctx, args[0])
     dims = [d % x.ndim for d in ctx.int_list(args[1])] if x.ndim else []
-    write_out(ctx, out, np.transpose(x, dims), "copy")
-    return out
+    return write_out(ctx, out, np.transpose(x, dims), "copy")
 
 
 @kernel("aten::expand_copy.out", "T,I,b")
 def expand_copy(ctx, args):
     out = out_tensor(args)
     x = arr(ctx, args[0])
-    write_out(ctx, out, np.broadcast_to(x, out.sizes), "copy")
-    return out
+    return write_out(ctx, out, np.broadcast_to(x, out.sizes), "copy")
 
 
 @kernel("aten::cat.out", "L,i")
@@ -62,8 +59,7 @@ def cat(ctx, args):
     dim = int(args[1]) if len(args) > 2 else 0
     # like PyTorch, empty 1-D tensors are skipped in a concatenation of higher-rank tensors
     parts = [p for p in parts if not (p.ndim == 1 and p.size == 0 and len(out.sizes) > 1)]
-    write_out(ctx, out, np.concatenate(parts, axis=dim % len(out.sizes)), "copy")
-    return out
+    return write_out(ctx, out, np.concatenate(parts, axis=dim % len(out.sizes)), "copy")
 
 
 @kernel("aten::_to_copy.out", "T,b,i?")
@@ -74,8 +70,7 @@ def to_copy(ctx, args):
     ``_to_dim_order_copy.out(self, non_blocking, dim_order?, *, out)``: copy into ``out``'s dim order and dtype."""
     out = out_tensor(args)
     x = arr(ctx, args[0])
-    write_out(ctx, out, x, "copy")
-    return out
+    return write_out(ctx, out, x, "copy")
 
 
 @kernel("aten::repeat.out", "T,I")
@@ -335,8 +330,7 @@ def select_copy(ctx, args):
     i = int(args[2])
     if not -x.shape[d] <= i < x.shape[d]:
         raise RuntimeFailure(Error.InvalidArgument, f"select_copy: index {i} out of range for size {x.shape[d]}")
-    write_out(ctx, out, np.take(x, i % x.shape[d], axis=d), "copy", out.numel)
-    return out
+    return write_out(ctx, out, np.take(x, i % x.shape[d], axis=d), "copy", out.numel)
 
 
 @kernel("aten::slice_copy.Tensor_out", "T,i,i?,i?,i")
@@ -352,8 +346,7 @@ def slice_copy(ctx, args):
         raise RuntimeFailure(Error.InvalidArgument, f"slice_copy: step {step} must be positive")
     sl = [slice(None)] * x.ndim
     sl[d] = slice(int(start), int(end), step)
-    write_out(ctx, out, x[tuple(sl)], "copy", out.numel)
-    return out
+    return write_out(ctx, out, x[tuple(sl)], "copy", out.numel)
 
 
 def _split_into(ctx, x, d, sizes, outs, kernel):
@@ -411,8 +404,7 @@ def stack(ctx, args):
     parts = [t.array(ctx.bus) for t in _tensor_list_only(ctx, args[0], "tensors")]
     d = int(args[1]) if len(args) > 2 and args[1] is not None else 0
     d = _dim(d, parts[0].ndim + 1 if parts else 1, "stack")
-    write_out(ctx, out, np.stack(parts, axis=d), "copy", out.numel)
-    return out
+    return write_out(ctx, out, np.stack(parts, axis=d), "copy", out.numel)
 
 
 @kernel("aten::constant_pad_nd.out", "T,I,s")
@@ -437,8 +429,7 @@ def constant_pad_nd(ctx, args):
         widths = [(0, 0)] * x.ndim
         widths[d] = (lo, hi)
         r = np.pad(r, widths, constant_values=np.asarray(value).astype(x.dtype))
-    write_out(ctx, out, r, "copy", out.numel)
-    return out
+    return write_out(ctx, out, r, "copy", out.numel)
 
 
 register(
