@@ -140,23 +140,23 @@ class Bus:
             raise _released(w, addr, master)
         return data[off: off + size]
 
-    def read_word(self, addr: int, size: int, master: str = "cpu") -> int:
+    def _word_target(self, addr: int, size: int, master: str):
+        """(window, target, offset) of a word access, which a closed platform's RAM refuses."""
         w = self._window(addr, size, master)
         t = w.target
-        off = addr - w.start
+        if isinstance(t, Ram) and t.data is _RELEASED:
+            raise _released(w, addr, master)
+        return w, t, addr - w.start
+
+    def read_word(self, addr: int, size: int, master: str = "cpu") -> int:
+        w, t, off = self._word_target(addr, size, master)
         if isinstance(t, Ram):
-            if t.data is _RELEASED:
-                raise _released(w, addr, master)
             return int.from_bytes(t.data[off: off + size].tobytes(), "little")
         return t.read(off, size)
 
     def write_word(self, addr: int, value: int, size: int, master: str = "cpu") -> None:
-        w = self._window(addr, size, master)
-        t = w.target
-        off = addr - w.start
+        w, t, off = self._word_target(addr, size, master)
         if isinstance(t, Ram):
-            if t.data is _RELEASED:
-                raise _released(w, addr, master)
             if t.kind == "rom" and master != "loader":
                 raise BusFault(f"{master} write to read-only {w.name} at 0x{addr:08x}", addr, master)
             t.data[off: off + size] = np.frombuffer((value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"), np.uint8)
