@@ -375,3 +375,18 @@ def test_dropin_elf_must_be_a_bounded_regular_file(tmp_path, capsys):
         rc = dropin.main(["-a", path])
         err = capsys.readouterr().err
         assert rc == 2 and why in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_text_parsed_again_is_a_fresh_copy_and_a_refusal_is_refused_again():
+    from fvp.boards import yaml_safe
+
+    text = "a: &x [1, {b: 2}]\nc: *x\n"
+    first = yaml_safe.load(text)
+    first["a"][1]["b"] = 99  # the caller's copy is its own
+    second = yaml_safe.load(text)
+    assert second == {"a": [1, {"b": 2}], "c": [1, {"b": 2}]} and second["a"] is second["c"]  # the alias shared
+    assert second is not first and second["a"] is not first["a"]
+    bad = "a: 1\na: 2\n"
+    for _ in range(2):
+        with pytest.raises(yaml_safe.StructureError, match="duplicate key"):
+            yaml_safe.load(bad)
