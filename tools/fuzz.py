@@ -578,8 +578,11 @@ def run_yaml_structure(rng: random.Random) -> Outcome:
 _SCRATCH: list = []
 
 
-def _hostile_file(rng: random.Random) -> str:
-    kind = rng.choice(["zero", "urandom", "null", "dir", "sparse", "empty", "missing"])
+HOSTILE_FILES = ["zero", "urandom", "null", "dir", "sparse", "empty", "missing"]
+HOSTILE_FILE_PLACES = ["model", "data", "input", "board", "dropin_data", "dropin_f", "dropin_semi_m", "dropin_semi_i"]
+
+
+def _hostile_file(kind: str) -> str:
     fixed = {"zero": "/dev/zero", "urandom": "/dev/urandom", "null": "/dev/null", "dir": str(ROOT),
              "missing": "/nonexistent/fvp-fuzz.bin"}
     if kind in fixed:
@@ -598,12 +601,15 @@ def _hostile_file(rng: random.Random) -> str:
 
 def run_host_file(rng: random.Random) -> Outcome:
     """A hostile file at one of the places a command line names a file: bounded, one line, exit 1 or 2."""
+    return host_file_case(rng.choice(HOSTILE_FILES), rng.choice(HOSTILE_FILE_PLACES))
+
+
+def host_file_case(kind: str, where: str) -> Outcome:
+    """The file ``kind`` (of ``HOSTILE_FILES``) at the place ``where`` (of ``HOSTILE_FILE_PLACES``)."""
     from fvp.host.dropin import main as dropin_main
 
-    f = _hostile_file(rng)
+    f = _hostile_file(kind)
     add_q = str(CORPUS / "add_q.pte")
-    where = rng.choice(["model", "data", "input", "board", "dropin_data", "dropin_f", "dropin_semi_m",
-                        "dropin_semi_i"])
     if where.startswith("dropin"):
         argv = {"dropin_data": ["--data", f"{f}@0x70000000"], "dropin_f": ["-f", f],
                 "dropin_semi_m": ["-C", f"cpu0.semihosting-cmd_line=executor_runner -m {f}"],
