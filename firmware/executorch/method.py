@@ -79,6 +79,11 @@ class RtTensor:
 
 _NO_EVENT = contextlib.nullcontext()  # no event tracer: the runner built without ET_EVENT_TRACER_ENABLED
 
+# the arrays Method::init allocates for each element of a list value (program.fbs' IntList, TensorList,
+# OptionalTensorList), per element and in this order, before the boxed list itself
+_LIST_ARRAYS = {"IntList": ("EValuePtr", "int64"), "TensorList": ("Tensor", "EValuePtr"),
+                "OptionalTensorList": ("EValuePtr", "OptionalTensor")}
+
 
 class Method:
     def __init__(self, program: Program, plan_index: int, memory_manager, profile: dict, bus, image_address: int,
@@ -134,31 +139,16 @@ class Method:
                 self._alloc("StridesType", t.dim)
                 self._alloc("TensorImpl")
                 self.values.append(self._make_tensor(i, t))
-            elif k == "IntList":
-                n = len(ev.value)
-                self._alloc("EValuePtr", n)
-                self._alloc("int64", n)
+            elif k in _LIST_ARRAYS:
+                for what in _LIST_ARRAYS[k]:  # in the runtime's order: it decides the allocator's figures
+                    self._alloc(what, len(ev.value))
                 if boxed:
                     self._alloc("BoxedEvalueList")
-                self.values.append(("IntList", list(ev.value)))
+                self.values.append((k, list(ev.value)))
             elif k in ("BoolList", "DoubleList", "String"):
                 if boxed:
                     self._alloc("ArrayRef")
                 self.values.append(ev.value)
-            elif k == "TensorList":
-                n = len(ev.value)
-                self._alloc("Tensor", n)
-                self._alloc("EValuePtr", n)
-                if boxed:
-                    self._alloc("BoxedEvalueList")
-                self.values.append(("TensorList", list(ev.value)))
-            elif k == "OptionalTensorList":
-                n = len(ev.value)
-                self._alloc("EValuePtr", n)
-                self._alloc("OptionalTensor", n)
-                if boxed:
-                    self._alloc("BoxedEvalueList")
-                self.values.append(("OptionalTensorList", list(ev.value)))
             else:  # None, Null, Int, Bool, Double: inline in the EValue
                 self.values.append(ev.value)
         bus.work("parse_byte", 64 * n_values)
