@@ -82,7 +82,7 @@ class BootInfo:
         fw = m.get("firmware") or {}
         return cls(
             board=m.get("board", ""),
-            cpu_clock_hz=(m.get("cpu") or {}).get("clock_hz", 32_000_000),
+            cpu_clock_hz=m["cpu"]["clock_hz"],  # the board's (the platform always gives it)
             console_base=(m.get("console") or {}).get("base"),
             system_base=(m.get("system") or {}).get("base"),
             npu=None if npu is None else NpuInfo(

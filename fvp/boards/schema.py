@@ -361,8 +361,12 @@ MEMORY_TIMING = Section({
     "description": _DESCRIPTION,
 }, "one memory type's timing (Vela's `[Memory.*]`)")
 
+# the clocks a board that names none runs at (and what the machine's parts assume when built without a board)
+NPU_CLOCK_HZ = 500_000_000
+CPU_CLOCK_HZ = 32_000_000
+
 SYSTEM_CONFIG = Section({
-    "core_clock": Key(FREQ, "the NPU clock", 500_000_000, field="core_clock_hz", default_doc="500 MHz"),
+    "core_clock": Key(FREQ, "the NPU clock", NPU_CLOCK_HZ, field="core_clock_hz", default_doc="500 MHz"),
     "axi0_port": Key(enum(*MEMORY_TYPES), "the memory type on AXI0", "Sram"),
     "axi1_port": Key(enum(*MEMORY_TYPES), "the memory type on AXI1", "OffChipFlash"),
     "memories": Key(MapOf(MEMORY_TIMING, enum(*MEMORY_TYPES), "<TYPE>"), "timing per memory type", GIVEN,
@@ -416,7 +420,7 @@ NPU = Section({
 
 CPU = Section({
     "type": Key(enum("cortex-m55", "cortex-m85"), "the CPU", "cortex-m55"),
-    "clock": Key(FREQ, "the CPU clock", 32_000_000, field="clock_hz", default_doc="32 MHz"),
+    "clock": Key(FREQ, "the CPU clock", CPU_CLOCK_HZ, field="clock_hz", default_doc="32 MHz"),
     "mips_per_mhz": Key(number(0, 100, "instructions per cycle", lo_open=True), "for the `--stat` estimate", 1.0),
     "costs": Key(MapOf(COST), "CPU cycles per unit of firmware work", {}, convert=dict, default_doc="none"),
     "description": _DESCRIPTION,

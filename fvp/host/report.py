@@ -19,6 +19,7 @@ import sys
 
 from hwdesc.ethosu import PMU_EVENT
 
+from ..boards.schema import NPU_CLOCK_HZ
 from ..errors import ConfigError, FvpError
 
 _PS = 10 ** 12
@@ -264,7 +265,7 @@ def trace_events(platform, result) -> list:
     for a, b, cat, name in cpu_spans(platform):
         ev.append({"ph": "X", "pid": 1, "tid": tids.get(cat, 3), "name": name, "cat": cat, "ts": a / 1e6,
                    "dur": (b - a) / 1e6, "args": {"cpu_cycles": round((b - a) * cpu_hz / _PS)}})
-    clock = npu.clock_hz if npu is not None else 500_000_000
+    clock = npu.clock_hz if npu is not None else NPU_CLOCK_HZ
     for s_idx, rec in enumerate(_streams(platform, result)):
         base = rec.start_ps / 1e6
         us = 1e6 / clock

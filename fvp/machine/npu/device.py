@@ -27,6 +27,7 @@ import numpy as np
 
 from hwdesc.ethosu import MMIO_BASE
 
+from ...boards.schema import NPU_CLOCK_HZ
 from ..bus import Bus, Device
 from ..devices.regbank import RegisterBank, register_property
 from ...errors import BusFault, NpuFault
@@ -119,7 +120,7 @@ class EthosU(Device):
         self.sim = sim
         self.raise_irq = raise_irq
         self.irq = irq
-        self.clock_hz = system_config.core_clock_hz if system_config is not None else 500_000_000
+        self.clock_hz = system_config.core_clock_hz if system_config is not None else NPU_CLOCK_HZ
         self.engine = engine
         self.max_commands = max_commands
         self.checker = None  # --check-stream: one checker for the device's whole run
