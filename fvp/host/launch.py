@@ -4,7 +4,8 @@
 ``fvp.host.cli:main``: importing the command (numpy, the board loader, ...) takes a good part of a second, and a
 Ctrl-C in that time would otherwise end in a ``KeyboardInterrupt`` traceback. Here it ends like one during the
 run: ``<prog>: interrupted``, status 130.
-This module imports nothing but ``sys`` and ``importlib`` before the guard is in place.
+This module imports nothing but ``sys``, ``importlib`` and the exit statuses (``entry``) before the guard is
+in place.
 
 Start-up and exit (issue 17): once the command is imported its objects are frozen out of the garbage collector
 (``gc.freeze``; numba's objects too, after the run that first loads the kernels) and the collector runs less
@@ -21,7 +22,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-EXIT_INTERRUPTED = 130
+from .entry import EXIT_INTERRUPTED  # errno, os, sys and the exception classes: nothing slow
 
 
 GC_THRESHOLD = (20000, 50, 100)  # generation 0 every 20000 net allocations instead of 700
