@@ -209,7 +209,7 @@ def requantize_kernel(value, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
     DBL (``rnd`` = 2**(s-1), ``rnd_dbl`` = the DBL correction 2**30 for s > 31, added with the sign of v).
     """
     n, c = value.shape
-    for i in range(n):
+    for i in range(n):  # not _requant_row per row: a slice per row of a few channels costs 3x
         for j in range(c):
             v = value[i, j]
             sign = np.int64(1) - np.int64(2) * np.int64(v < 0)
@@ -263,42 +263,47 @@ def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
     return ref.builtin_output(y, op, lut)
 
 
+def _is_scalar(v) -> bool:
+    return isinstance(v, (int, np.integer))
+
+
 def _per_channel(v, c: int) -> np.ndarray:
     """``v`` (a scalar or one value per channel) as a writeable C int64 array of ``c`` values."""
-    if isinstance(v, (int, np.integer)):
+    if _is_scalar(v):
         return np.full(c, v, np.int64)
     return np.array(np.broadcast_to(np.asarray(v, np.int64), (c,)))
 
 
-def _is_scalar(v) -> bool:
-    return isinstance(v, (int, np.integer))
+def _branch_free_stage(op, m, s, c):
+    """``(m, rnd, rnd_dbl, s, zp, lo, hi)`` of the branch-free output stage (:func:`requantize_kernel`,
+    :func:`_requant_row`) for per-channel multipliers ``m`` and shifts ``s``, or None when it is not its case:
+    rounding other than NATURAL/DBL, a shift outside 0..62, no channels, an empty clamp range."""
+    mode = op.ofm_round_mode
+    if mode not in (0, 2) or c == 0 or s.max() > 62 or s.min() < 0:
+        return None
+    ofm = op.ofm
+    rng = ref.clamp_range(op)
+    lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
+    hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
+    if lo > hi:
+        return None
+    rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
+    rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
+    return m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
 
 
 _stage_memo: dict = {}  # (id(op), mult, shift, c) -> (op, the requantize kernel's parameters or None)
 
 
 def _stage_params(op, mult: int, shift: int, c: int):
-    """The requantize kernel's parameters (m, rnd, rnd_dbl, s, zp, lo, hi) for an output stage with one
-    multiplier and shift and no table, or None when it is not the kernel's case (rounding TRUNCATE, a shift
-    outside 0..62, an empty clamp range): the conditions of :func:`output_stage`'s kernel branch, computed once
-    per operation object (a replayed stream passes the same ones again)."""
+    """The requantize kernel's parameters (:func:`_branch_free_stage`) for an output stage with one multiplier
+    and shift and no table, or None when it is not the kernel's case, computed once per operation object (a
+    replayed stream passes the same ones again)."""
     key = (id(op), mult, shift, c)
     hit = _stage_memo.get(key)
     if hit is not None and hit[0] is op:
         return hit[1]
-    params = None
-    mode = op.ofm_round_mode
-    if mode in (0, 2) and 0 <= shift <= 62:
-        ofm = op.ofm
-        rng = ref.clamp_range(op)
-        lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
-        hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
-        if lo <= hi:
-            m = _per_channel(mult, c)
-            s = _per_channel(shift, c)
-            rnd = np.full(c, (1 << (shift - 1)) if shift > 0 else 0, np.int64)
-            rnd_dbl = np.full(c, (1 << 30) if (shift > 31 and mode == 0) else 0, np.int64)
-            params = (m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi))
+    params = _branch_free_stage(op, _per_channel(mult, c), _per_channel(shift, c), c)
     if len(_stage_memo) >= 4096:
         _stage_memo.pop(next(iter(_stage_memo)))
     _stage_memo[key] = (op, params)
@@ -819,8 +824,8 @@ def _requant_sums_kernel(acc, bias, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
 
 @njit
 def _requant_row(v, mult, rnd, rnd_dbl, shift, zp, lo, hi, out):
-    """The fused kernels' output stage of one row of values ``v`` (each |v| < 2**30, checked by the caller)
-    into ``out``: a branch-free loop, which vectorises (a check inside it would not)."""
+    """The fused kernels' output stage (:func:`requantize_kernel`'s, for one row) of one row of values ``v``
+    (each |v| < 2**30, checked by the caller) into ``out``: a loop without a check inside, which vectorises."""
     for j in range(v.shape[0]):
         x = v[j]
         sign = np.int64(1) - np.int64(2) * np.int64(x < 0)
@@ -928,24 +933,13 @@ def _geometry(op):
 
 def _requant_params(op, mult, shift, bias, c, lut):
     """The fused kernels' output-stage arguments, or None when this operation's output stage is not theirs."""
-    mode = op.ofm_round_mode
-    if mode not in (0, 2) or op.activation.table is not None or op.activation.builtin:
+    if op.activation.table is not None or op.activation.builtin:
         return None
     # writeable copies: the kernels' fixed signatures take writeable C arrays (one compiled version each)
-    m = _per_channel(mult, c)
-    s = _per_channel(shift, c)
-    if c == 0 or s.max() > 62 or s.min() < 0:
+    p = _branch_free_stage(op, _per_channel(mult, c), _per_channel(shift, c), c)
+    if p is None or p[5] < -(1 << 31) or p[6] >= (1 << 31):  # the fused kernels write int32
         return None
-    ofm = op.ofm
-    rng = ref.clamp_range(op)
-    lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
-    hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
-    if lo > hi or lo < -(1 << 31) or hi >= (1 << 31):
-        return None
-    rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
-    rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
-    b = _per_channel(bias, c)
-    return b, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
+    return (_per_channel(bias, c), *p)
 
 
 _fused_params_memo: dict = {}  # id(bias_scale) -> (bias_scale, op, c, params)
