@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ...errors import NpuFault
 from . import featuremap as fmap
+from .memo import MISS, IdentityMemo
 
 #: host bytes one operation may use (its arrays in the fast engine; the reference engine counts its object arrays
 #: as HOST_BYTES_FACTOR times more)
@@ -119,27 +120,25 @@ def host_bytes(op) -> int:
     return 8 * (2 * n_ifm + 2 * n_ifm2 + 2 * n_pad + 6 * n_ofm + 2 * n_weights) + cols + 2 * stream
 
 
-# Operations that passed check_kernel_op once, by identity (the decoded operations a replayed stream runs
-# again): id -> (operation, (HOST_BYTES_FACTOR, HOST_BYTES_PER_OP), the memory checks: feature maps (tensor,
-# fm, h, w, d, write, extent, bytes) and weight streams). What depends on the operation alone is not
+# Operations that passed check_kernel_op once (the decoded operations a replayed stream runs again), with the
+# limits they passed: (operation; HOST_BYTES_FACTOR, HOST_BYTES_PER_OP) -> the memory checks: feature maps
+# (tensor, fm, h, w, d, write, extent, bytes) and weight streams. What depends on the operation alone is not
 # recomputed; what depends on memory and the base pointers is checked again, in the same order.
-_CHECKED: dict = {}
-_CHECKED_MAX = 4096
+_CHECKED = IdentityMemo()
 
 
 def check_kernel_op(ctx, op) -> None:
     """Refuse a kernel operation whose feature maps, weights or host arrays exceed their bounds."""
     factor = getattr(ctx.engine, "HOST_BYTES_FACTOR", 1)
-    hit = _CHECKED.get(id(op))
-    if hit is not None and hit[0] is op and hit[1] == (factor, HOST_BYTES_PER_OP):
-        for tensor, fm, h, w, d, write, ext, nbytes in hit[2]:
+    limits = (factor, HOST_BYTES_PER_OP)
+    hit = _CHECKED.get((op,), limits)
+    if hit is not MISS:
+        for tensor, fm, h, w, d, write, ext, nbytes in hit[0]:
             _check_extent(ctx, op, fm, tensor, h, w, d, write, ext, nbytes)
-        for wr in hit[3]:
+        for wr in hit[1]:
             _memory_fits(ctx, op, "weight stream", wr.region, wr.address, wr.length)
         return
     _check_kernel_op(ctx, op, factor)
-    if len(_CHECKED) >= _CHECKED_MAX:
-        _CHECKED.pop(next(iter(_CHECKED)))
     fms = []
     for tensor, fm, h, w, d, write in _feature_maps(op):
         if fm.storage == "CHAINED":
@@ -148,7 +147,7 @@ def check_kernel_op(ctx, op) -> None:
         if ext is not None:
             fms.append((tensor, fm, h, w, d, write, ext, fmap.storage_bytes(fm, h, w, d)))
     streams = list(op.weights) if op.kind in ("CONV", "DEPTHWISE") else []
-    _CHECKED[id(op)] = (op, (factor, HOST_BYTES_PER_OP), fms, streams)
+    _CHECKED.put((op,), (fms, streams), limits)
 
 
 def _feature_maps(op):

@@ -24,6 +24,7 @@ from . import featuremap as fmap
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, decode_command
 from .descriptors import TRANSPOSE_AXES
+from .memo import MISS, IdentityMemo
 from .operations import NpuOperation, build_operation
 
 SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
@@ -297,18 +298,13 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
 MAX_ELEMENTS = 1 << 28  # per dense array; larger operations are refused instead of exhausting host memory
 
 
-_SIZE_OK: dict = {}  # id(operation) -> (operation, MAX_ELEMENTS) for operations _check_size passed (a pure
-# function of the two)
+_SIZE_OK = IdentityMemo()  # (operation; MAX_ELEMENTS) for operations _check_size passed (a pure function of the two)
 
 
 def _check_size(op: NpuOperation) -> None:
-    hit = _SIZE_OK.get(id(op))
-    if hit is not None and hit[0] is op and hit[1] == MAX_ELEMENTS:
-        return
-    _check_size_of(op)
-    if len(_SIZE_OK) >= 4096:
-        _SIZE_OK.pop(next(iter(_SIZE_OK)))
-    _SIZE_OK[id(op)] = (op, MAX_ELEMENTS)
+    if _SIZE_OK.get((op,), (MAX_ELEMENTS,)) is MISS:
+        _check_size_of(op)
+        _SIZE_OK.put((op,), True, (MAX_ELEMENTS,))
 
 
 def _check_size_of(op: NpuOperation) -> None:

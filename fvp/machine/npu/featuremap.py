@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 from .engines._jit import njit
+from .memo import MISS, IdentityMemo
 
 
 def _tile_boxes(height: int, width: int, h0: int, h1: int, w0: int):
@@ -199,22 +200,20 @@ def _strided(view: np.ndarray, start: int, dtype: str, shape: tuple, strides: tu
     return np.ndarray(shape, dtype, buffer=view, offset=start, strides=strides)
 
 
-_LAYOUTS: dict = {}  # (id(fm), lo, h, w, d, dtype) -> (fm, _layout's list)
-_LAYOUTS_MAX = 8192
+_LAYOUTS = IdentityMemo(8192)  # (fm; lo, h, w, d) -> _layout's list
 
 
 def _parts(fm, view: np.ndarray, lo: int, h: int, w: int, d: int, dtype: str) -> list:
     """``(rows, cols, channels, array)`` for the pieces of the ``h x w x d`` area: per non-empty tile, the NHWC
     block, or the NHCWB16 full bricks (a 4-D view) and the partial last brick; each a strided view of memory.
     The layout is computed once per feature-map object and area (a replayed stream meets the same ones)."""
-    key = (id(fm), lo, h, w, d, dtype)
-    hit = _LAYOUTS.get(key)
-    if hit is None or hit[0] is not fm:
-        if len(_LAYOUTS) >= _LAYOUTS_MAX:
-            _LAYOUTS.pop(next(iter(_LAYOUTS)))
-        hit = _LAYOUTS[key] = (fm, _layout(fm, lo, h, w, d))
+    area = (lo, h, w, d)
+    layout = _LAYOUTS.get((fm,), area)
+    if layout is MISS:
+        layout = _layout(fm, lo, h, w, d)
+        _LAYOUTS.put((fm,), layout, area)
     return [(rows, cols, chans, _strided(view, base, dtype, shape, strides))
-            for rows, cols, chans, base, shape, strides in hit[1]]
+            for rows, cols, chans, base, shape, strides in layout]
 
 
 def _layout(fm, lo: int, h: int, w: int, d: int) -> list:

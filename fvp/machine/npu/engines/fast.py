@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ...sim import interruption_point
+from ..memo import MISS, IdentityMemo
 from . import reference as ref
 from ._jit import njit
 
@@ -292,21 +293,18 @@ def _branch_free_stage(op, m, s, c):
     return m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
 
 
-_stage_memo: dict = {}  # (id(op), mult, shift, c) -> (op, the requantize kernel's parameters or None)
+_stage_memo = IdentityMemo()  # (op; mult, shift, c) -> the requantize kernel's parameters or None
 
 
 def _stage_params(op, mult: int, shift: int, c: int):
     """The requantize kernel's parameters (:func:`_branch_free_stage`) for an output stage with one multiplier
     and shift and no table, or None when it is not the kernel's case, computed once per operation object (a
     replayed stream passes the same ones again)."""
-    key = (id(op), mult, shift, c)
-    hit = _stage_memo.get(key)
-    if hit is not None and hit[0] is op:
-        return hit[1]
-    params = _branch_free_stage(op, _per_channel(mult, c), _per_channel(shift, c), c)
-    if len(_stage_memo) >= 4096:
-        _stage_memo.pop(next(iter(_stage_memo)))
-    _stage_memo[key] = (op, params)
+    key = (mult, shift, c)
+    params = _stage_memo.get((op,), key)
+    if params is MISS:
+        params = _branch_free_stage(op, _per_channel(mult, c), _per_channel(shift, c), c)
+        _stage_memo.put((op,), params, key)
     return params
 
 
@@ -942,23 +940,20 @@ def _requant_params(op, mult, shift, bias, c, lut):
     return (_per_channel(bias, c), *p)
 
 
-_fused_params_memo: dict = {}  # id(bias_scale) -> (bias_scale, op, c, params)
+_fused_params_memo = IdentityMemo()  # (op, bias_scale; c) -> params
 
 
 def _fused_params(op, bias_scale, c, lut):
     """:func:`_requant_params` of a CONV/DEPTHWISE, kept for the very (read-only) bias/scale arrays and
     operation object a replayed stream passes again (``execute`` returns the same arrays for the same bytes)."""
-    key = id(bias_scale)
-    hit = _fused_params_memo.get(key)
-    if hit is not None and hit[0] is bias_scale and hit[1] is op and hit[2] == c:
-        return hit[3]
+    params = _fused_params_memo.get((op, bias_scale), (c,))
+    if params is not MISS:
+        return params
     m, s = ref.ofm_scales(op, bias_scale)
     params = _requant_params(op, m, s, bias_scale[0], c, lut)
     if isinstance(bias_scale, tuple) and all(isinstance(a, np.ndarray) and not a.flags.writeable
                                              for a in bias_scale):
-        if len(_fused_params_memo) >= 4096:
-            _fused_params_memo.pop(next(iter(_fused_params_memo)))
-        _fused_params_memo[key] = (bias_scale, op, c, params)
+        _fused_params_memo.put((op, bias_scale), params, (c,))
     return params
 
 
