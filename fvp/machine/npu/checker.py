@@ -39,6 +39,7 @@ from hwdesc import ethosu as R
 
 from ...errors import SimulationStop
 from . import featuremap as fmap
+from .timing.geometry import ifm_block_depth
 
 #: the largest BLOCKDEP of the Ethos-U55/U65 (its 2-bit field; Vela's ``MaxBlockdep``)
 MAX_BLOCKDEP = (1 << R.BY_NAME["NPU_SET_BLOCKDEP"].fields[0].width) - 1
@@ -316,14 +317,11 @@ class StreamChecker:
                     or fm.format != po.format or fm.stride_y != po.stride_y or fm.bits != po.bits):
                 continue
             k = op.kernel
-            bh, bw, bd = op.ofm_block
-            if op.kind == "CONV":  # Vela's IFM block depth for a convolution (ArchEthosU55::FindBlockConfig)
-                cap = 16 if (fm.bits == 16 or k.part_kernel_first) else 32
-                unit = 4 if fm.bits == 16 else self.arch.ifm_ublock_depth
-                ibd = -(-min(fm.depth, cap) // unit) * unit
-            else:  # depthwise, pooling and elementwise read the depth they write
-                ibd = bd
-            ijob = ((bh - 1) * k.stride_y + k.dilated_height, (bw - 1) * k.stride_x + k.dilated_width, ibd)
+            bh, bw, _ = op.ofm_block
+            # the IFM block Vela's block configuration reads (a convolution's IFM block depth; depthwise,
+            # pooling and elementwise read the depth they write)
+            ijob = ((bh - 1) * k.stride_y + k.dilated_height, (bw - 1) * k.stride_x + k.dilated_width,
+                    ifm_block_depth(self.arch, op))
             cur = self._jobs((h, w, fm.depth), ijob, MAX_BLOCKDEP, True)
             last = self._jobs(po.shape, prev.ofm_block, MAX_BLOCKDEP, False)
             for i, (a0, a1) in enumerate(cur):
