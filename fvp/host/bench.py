@@ -4,9 +4,9 @@ For each program it starts one child process that loads the board, runs the prog
 JIT from its disk cache, weight decoding), then ``--repeat`` more times, each a full run (platform build,
 program load, every NPU operation and CPU kernel, outputs), and reports the median and minimum wall time,
 simulated NPU cycles, MACs, host MACs per second, the child's peak RSS, and the ratio of the median to a
-reference measured in the same child (wall over wall, and CPU over CPU seconds) with the simulator's own BLAS thread count: the time numpy's float64
-matrix product takes for the same number of multiply-accumulates, which is what exact integer accumulation can
-cost at best on this host. CPU seconds are printed beside wall seconds (shared hosts are noisy). It also times
+reference measured in the same child (wall over wall, and CPU over CPU seconds) with the simulator's own BLAS
+thread count: the time numpy's float64 matrix product takes for the same number of multiply-accumulates, which
+is what exact integer accumulation can cost at best on this host. CPU seconds are printed beside wall seconds (shared hosts are noisy). It also times
 ``fvp run MODEL`` as a new process (with the same ``-c``/``--target``/``-C``) with empty caches (numba's and the
 simulator's decoded weights, as after ``pip install``) and again with them warm. A run that fails is reported
 as a failure (exit status 1), never as a fast run. Output: a table, and JSON with ``--json``.

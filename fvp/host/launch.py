@@ -56,7 +56,6 @@ _numba_frozen = False
 
 
 def _launch(prog: str, module: str, func: str, *args) -> int:
-
     try:
         main = getattr(importlib.import_module(module), func)
     except KeyboardInterrupt:
