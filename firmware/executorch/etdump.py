@@ -161,10 +161,8 @@ class ETDumpGen:
         if not self.blocks:
             self.create_event_block("Default")
         # outside an instruction the tracer's chain and debug handle are the unset ones (-1, 0)
-        inside = self.debug_handle != -1
-        self.blocks[-1][1].append({"debug": entry, "output": output,
-                                   "chain": self.chain_id if inside else UNSET_CHAIN_ID,
-                                   "instruction": self.debug_handle if inside else UNSET_DEBUG_HANDLE})
+        self.blocks[-1][1].append({"debug": entry, "output": output, "chain": self.chain_id,
+                                   "instruction": self.debug_handle})
 
     def _tensor_entry(self, t):
         """``write_tensor_or_return_error`` + ``add_tensor_entry``: (scalar type, sizes, strides, offset)."""
