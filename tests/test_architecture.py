@@ -5,6 +5,9 @@
 - the rooms of fvp/ (docs/architecture.md): the machine (fvp.machine) never imports the host (fvp.host, its
   sweep included); the boards (fvp.boards) import neither the machine nor the host; the modules shared by the rooms
   (fvp.errors, fvp.units, fvp.bounded_read, fvp.safe_write) import no room;
+- the host's rooms are layers (docs/architecture.md): what the host knows of programs (fvp.host.programs) imports
+  no other room; a run (fvp.host.run) imports the programs room only; the drop-in (fvp.host.dropin) imports the run
+  and the programs rooms only; the host's shared mechanics (entry, launch, cli_args, inputs) import no room;
 - no import cycle anywhere: not among the modules' top-level imports, and not through imports inside functions.
 """
 
@@ -98,10 +101,24 @@ def test_the_shared_modules_import_no_room():
     assert _offenders(GRAPH, SHARED, ["fvp.machine", "fvp.boards", *HOST]) == []
 
 
+HOST_COMMANDS = ("fvp.host.cli", "fvp.host.compare", "fvp.host.bench", "fvp.host.sweep", "fvp.host.tutorial",
+                 "fvp.host.inspect", "fvp.host.disasm_model")
+HOST_ROOMS = ("fvp.host.programs", "fvp.host.run", "fvp.host.dropin")
+
+
+def test_the_host_rooms_are_layers():
+    assert _offenders(GRAPH, ["fvp.host.programs"], ["fvp.host.run", "fvp.host.dropin", *HOST_COMMANDS]) == []
+    assert _offenders(GRAPH, ["fvp.host.run"], ["fvp.host.dropin", *HOST_COMMANDS]) == []
+    assert _offenders(GRAPH, ["fvp.host.dropin"], HOST_COMMANDS) == []
+    shared = ["fvp.host.entry", "fvp.host.launch", "fvp.host.cli_args", "fvp.host.inputs"]
+    # launch names the commands it starts by module name (importlib), after its Ctrl-C guard is in place
+    assert _offenders(GRAPH, shared, [*HOST_ROOMS, *HOST_COMMANDS]) == []
+
+
 def test_the_rooms_exist_and_hold_what_they_say():
     mods = set(GRAPH)
     for m in ("fvp.machine.platform", "fvp.machine.bus", "fvp.machine.npu.device", "fvp.boards.loader",
-              "fvp.boards.schema", "fvp.host.cli", "fvp.host.dropin", "fvp.host.zoo"):
+              "fvp.boards.schema", "fvp.host.cli", "fvp.host.dropin.command", "fvp.host.programs.zoo"):
         assert m in mods, m
     assert sorted((ROOT / "fvp" / "boards").glob("*.yaml")), "the board files live beside the code that loads them"
     assert not (ROOT / "configs").exists() and not (ROOT / "fvp" / "config").exists()

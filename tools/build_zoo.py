@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rebuild the model zoo (``fvp/host/zoo/``): ExecuTorch's example models compiled for each Ethos-U target and cortex-m55.
+"""Rebuild the model zoo (``fvp/host/programs/zoo/``): ExecuTorch's example models compiled for each Ethos-U target and cortex-m55.
 
 The zoo lets ``tools/run.sh --model_name=<name>`` work without ExecuTorch installed. Each entry is one
 ``aot_arm_compiler`` run with ``--bundleio`` (the plain ``.pte`` is the program inside the ``.bpte``, byte for
@@ -41,7 +41,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO = ROOT / "fvp" / "host" / "zoo"
+ZOO = ROOT / "fvp" / "host" / "programs" / "zoo"
 
 MODELS = ["add", "mul", "add_mul", "softmax", "linear", "conv1d", "ds_cnn", "resnet8", "mobilenet_v1_025", "lstm",
           "mv2"]
@@ -120,7 +120,7 @@ def _file_name(model: str, quantize: bool, targets: list[str], all_targets: list
 def _check(entries: list[dict], zoo: Path) -> int:
     """Run every zoo program on the simulator (bundled check); returns the number of failures."""
     sys.path.insert(0, str(ROOT))
-    from fvp.host.et_build import board_overrides
+    from fvp.host.programs.et_build import board_overrides
 
     failures = 0
     for e in entries:
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
     # what run.sh fixes per target, from the simulator's own table (this side only: the worker runs under the
     # ExecuTorch interpreter, which need not have the simulator's dependencies)
     sys.path.insert(0, str(ROOT))
-    from fvp.host.et_build import default_memory_mode, default_system_config, is_cortex_m
+    from fvp.host.programs.et_build import default_memory_mode, default_system_config, is_cortex_m
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=None,
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", nargs="*", default=MODELS, help="model names (default: %(default)s)")
     ap.add_argument("--targets", nargs="*", default=TARGETS, help="targets (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel compiler processes")
-    ap.add_argument("--out", default=str(ZOO), help="zoo directory (default: fvp/host/zoo)")
+    ap.add_argument("--out", default=str(ZOO), help="zoo directory (default: fvp/host/programs/zoo)")
     ap.add_argument("--check", action="store_true", help="run every program on the simulator afterwards")
     ap.add_argument("--check-only", action="store_true", help="only run the check on the existing zoo")
     ap.add_argument("--keep-going", action="store_true", help="write the index even if some compiles failed")

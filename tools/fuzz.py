@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from fvp.host.cli import main as cli_main  # noqa: E402
 from fvp.boards import ConfigProblems, load_board  # noqa: E402
 from fvp.errors import ConfigError, FvpError  # noqa: E402
-from fvp.host import session  # noqa: E402
+from fvp.host.run import session  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "corpus"
 SEEDS = ["add_q.pte", "addint_u55.pte", "add_fp_cpu.pte", "softmax_fp_cpu.pte", "add_u55-128.bpte",
@@ -606,7 +606,7 @@ def run_host_file(rng: random.Random) -> Outcome:
 
 def host_file_case(kind: str, where: str) -> Outcome:
     """The file ``kind`` (of ``HOSTILE_FILES``) at the place ``where`` (of ``HOSTILE_FILE_PLACES``)."""
-    from fvp.host.dropin import main as dropin_main
+    from fvp.host.dropin.command import main as dropin_main
 
     f = _hostile_file(kind)
     add_q = str(CORPUS / "add_q.pte")

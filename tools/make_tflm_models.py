@@ -516,12 +516,12 @@ def reference_outputs(data: bytes, inputs: list, rng) -> tuple[list, dict]:
 
 
 def vela(src: Path, spec: Spec, work: Path) -> tuple[Path, dict, str]:
-    """Vela for the model's target through ``fvp.host.vela`` (the project's one Vela runner: MLEK's flags and the
+    """Vela for the model's target through ``fvp.host.programs.vela`` (the project's one Vela runner: MLEK's flags and the
     ``vela.ini`` shipped with Vela); (compiled .tflite, Vela's estimate from its summary CSV, Vela's version)."""
     import csv
 
     sys.path.insert(0, str(ROOT))
-    from fvp.host.vela import VelaError, compile_tflite
+    from fvp.host.programs.vela import VelaError, compile_tflite
 
     try:
         out = compile_tflite(src, work, spec.target, spec.system_config, spec.memory_mode)

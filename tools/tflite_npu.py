@@ -29,7 +29,7 @@ the NPU model.
 
 A ``.tflite`` without an ``ethos-u`` operator is compiled first with the installed Vela (``--vela``,
 ``--accelerator-config``, ``--system-config``, ``--memory-mode``; the ``vela.ini`` shipped in the Vela
-package; run by ``fvp.host.vela``), and Vela's own estimate is read from its summary CSV.
+package; run by ``fvp.host.programs.vela``), and Vela's own estimate is read from its summary CSV.
 
 Usage: python tools/tflite_npu.py MODEL_OR_DIR [...] [--board NAME] [-C key=value] [--profile]
 """
@@ -141,9 +141,9 @@ def read_tflite(path: str | Path) -> TfliteModel:
 
 def compile_with_vela(src: Path, out_dir: Path, accelerator: str, system_config: str, memory_mode: str,
                       vela: str | None = None) -> tuple[Path, dict | None, str]:
-    """Compile ``src`` with Vela (``fvp.host.vela``, the one Vela runner); returns (compiled .tflite, Vela's estimate
+    """Compile ``src`` with Vela (``fvp.host.programs.vela``, the one Vela runner); returns (compiled .tflite, Vela's estimate
     from the summary CSV, version)."""
-    from fvp.host.vela import VelaError, compile_tflite
+    from fvp.host.programs.vela import VelaError, compile_tflite
 
     try:
         out = compile_tflite(src, out_dir, accelerator, system_config, memory_mode, vela=vela)
@@ -153,7 +153,7 @@ def compile_with_vela(src: Path, out_dir: Path, accelerator: str, system_config:
 
 
 def read_vela_summary(path: Path) -> dict | None:
-    from fvp.host.vela import read_summary
+    from fvp.host.programs.vela import read_summary
 
     return read_summary(path)
 

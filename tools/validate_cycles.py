@@ -350,7 +350,7 @@ def main(argv=None) -> int:
     results = {}
     skipped = []
     for f in files:
-        label = "auto"  # the board of the program's compile specs (fvp/host/program_board.py)
+        label = "auto"  # the board of the program's compile specs (fvp/host/programs/program_board.py)
         try:
             run = run_board(f.read_bytes(), f.name, label)
         except Exception as e:  # a broken program or board: report, keep going

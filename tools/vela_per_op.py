@@ -172,7 +172,7 @@ def _model_of(program: str) -> str:
 
 def refresh(vela: str, programs: list, oracle: Path = ORACLE, cache: Path = CACHE) -> dict:
     """Re-make the cache for ``programs`` (corpus files) with ``vela``; keeps other programs' entries."""
-    from fvp.host.program_board import program_config
+    from fvp.host.programs.program_board import program_config
 
     doc = json.loads(cache.read_text()) if cache.is_file() else {"programs": {}}
     doc["made_with"] = ("tools/vela_per_op.py --refresh-vela: Vela on the oracle TOSA files with the program's "
@@ -217,8 +217,8 @@ def load_cache(cache: Path = CACHE) -> dict:
 
 def run_ours(path: Path, label_overrides=()):
     """Run a program on the board of its compile specs; returns (board spec, [StreamRecord])."""
-    from fvp.host import session
-    from fvp.host.program_board import resolve
+    from fvp.host.run import session
+    from fvp.host.programs.program_board import resolve
 
     model = path.read_bytes()
     res = resolve(model, overrides=list(label_overrides), model_name=path.name)

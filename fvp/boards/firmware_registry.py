@@ -7,7 +7,7 @@ plugins register through the package entry-point group ``fvp.firmware``::
     [project.entry-points."fvp.firmware"]
     my_runner = "my_package.runner:main"
 
-Only the module a registered name points at is ever imported (by ``fvp.host.firmware_image``, the one loader);
+Only the module a registered name points at is ever imported (by ``fvp.host.programs.firmware_image``, the one loader);
 this module only knows the names, so that a board is checked without importing anything. The historical spelling of the shipped board,
 ``firmware.arm_executor_runner:main``, is accepted as a synonym of ``arm_executor_runner`` because it is that
 registered image's own target; no other ``module:function`` is.

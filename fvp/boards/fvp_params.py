@@ -138,7 +138,7 @@ def _unknown(platform: str) -> UnknownParameter:
 
 
 #: the Ethos-U model's own options (``ethosu.extra_args``) this simulator implements: ``--fast``/``-F`` (no NPU
-#: timing) and ``--pmu-trace FILE`` (run_fvp.sh ``--trace_file``: the PMU trace, fvp/host/pmu_trace.py)
+#: timing) and ``--pmu-trace FILE`` (run_fvp.sh ``--trace_file``: the PMU trace, fvp/host/run/pmu_trace.py)
 EXTRA_ARGS = ("--fast", "-F", "--pmu-trace FILE")
 
 

@@ -59,7 +59,7 @@ def gemm_macs_per_second(repeat: int = 5) -> tuple:
 
 
 def _run_once(spec, model: bytes, name: str):
-    from . import session
+    from .run import session
 
     p = session.build(spec, model=model, model_name=name, args={}, out=io.StringIO(), quiet_guest=True)
     return session.run(p)
@@ -74,7 +74,7 @@ def child_main(argv) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("-C", dest="overrides", action="append", default=[])
     a = ap.parse_args(argv)
-    from .program_board import resolve
+    from .programs.program_board import resolve
 
     model = Path(a.model).read_bytes()
     res = resolve(model, board=a.board, target=a.target, overrides=a.overrides, model_name=Path(a.model).name)

@@ -7,7 +7,8 @@
 - ``cycles``: a whole number of cycles >= 1 (``--cyclelimit``; ``0x`` and ``_`` spellings accepted), below 2^63.
 
 ``OneLineParser`` is an ``ArgumentParser`` whose usage errors are one ``fvp: error: ...`` line, not the usage
-block (its subparsers inherit it).
+block (its subparsers inherit it). ``add_board_options`` gives a command the board options every ``fvp`` command
+spells the same way (``-c``, ``--target``, ``-C``), and ``load_for`` loads the board they name.
 """
 
 from __future__ import annotations
@@ -46,3 +47,32 @@ class OneLineParser(argparse.ArgumentParser):
         prog = self.prog.split()[0] if self.prog else "fvp"
         print(f"{prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         sys.exit(2)
+
+
+def add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> None:
+    if multiple:
+        p.add_argument("-c", "--config", dest="boards", action="append", metavar="BOARD", default=[],
+                       help="a board to compare (repeat); names from `fvp boards` or YAML paths")
+    else:
+        p.add_argument("-c", "--config", dest="board", metavar="BOARD", default=None,
+                       help="board: a name from `fvp boards` or a path to a YAML file (default: default)")
+    p.add_argument("--target", metavar="NPU", default=None,
+                   help="shortcut for the default board of an NPU: ethos-u55-32/64/128/256, ethos-u65-256/512 "
+                        "(Corstone-300), ethos-u85-128/256/512/1024/2048 (Corstone-320)")
+    p.add_argument("-C", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a board key (firmware.allocator=minimal, npu.variant=ethos-u55-256, "
+                        "firmware.pools.method.size=1MiB) or pass an FVP parameter (ethosu.num_macs=256, "
+                        "mps3_board.uart0.out_file=-, mps3_board.uart0.shutdown_on_eot=1; visualisation "
+                        "and telnet parameters are accepted and ignored)")
+
+
+def load_for(args):
+    """The board ``-c``/``--target`` and ``-C`` name (``--target`` is the default board of that NPU)."""
+    from ..boards import ConfigProblems, board_for_target, load_board
+
+    board = getattr(args, "board", None)
+    if getattr(args, "target", None):
+        if board is not None:
+            raise ConfigProblems(["use either -c/--config or --target, not both"])
+        board = board_for_target(args.target)
+    return load_board(board, args.overrides)

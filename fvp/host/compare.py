@@ -103,9 +103,9 @@ def split_label(label: str) -> tuple:
 def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit: float | None = None) -> BoardRun:
     """Run ``model`` on the board ``label`` (a board name or YAML path, optionally ``,key=value`` overrides;
     ``target:ethos-u55-256`` picks a target's default board) with the UART captured; never prints."""
-    from . import session
-    from .firmware_image import firmware_image
-    from .program_board import resolve
+    from .run import session
+    from .programs.firmware_image import firmware_image
+    from .programs.program_board import resolve
 
     name, own = split_label(label)
     board, target = name, None

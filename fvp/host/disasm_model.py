@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..boards import load_board
 from ..errors import ConfigError
-from .firmware_image import firmware_module
+from .programs.firmware_image import firmware_module
 from ..machine.npu.arch import arch_from_config_word, get_arch
 from ..machine.npu.command_stream import parse_driver_payload
 from ..machine.npu.disasm import disassemble, summarize_operations

@@ -11,7 +11,7 @@ import json
 import os
 
 from ..boards import load_board
-from .firmware_image import inspect_program
+from .programs.firmware_image import inspect_program
 
 
 def describe(image: bytes, name: str) -> dict:

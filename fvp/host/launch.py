@@ -107,15 +107,15 @@ def fvp() -> int:
 
 
 def fvp_u55() -> int:
-    return _exit("FVP_Corstone_SSE-300_Ethos-U55", _launch("FVP_Corstone_SSE-300_Ethos-U55", "fvp.host.dropin", "main_u55"))
+    return _exit("FVP_Corstone_SSE-300_Ethos-U55", _launch("FVP_Corstone_SSE-300_Ethos-U55", "fvp.host.dropin.command", "main_u55"))
 
 
 def fvp_u65() -> int:
-    return _exit("FVP_Corstone_SSE-300_Ethos-U65", _launch("FVP_Corstone_SSE-300_Ethos-U65", "fvp.host.dropin", "main_u65"))
+    return _exit("FVP_Corstone_SSE-300_Ethos-U65", _launch("FVP_Corstone_SSE-300_Ethos-U65", "fvp.host.dropin.command", "main_u65"))
 
 
 def fvp_sse320() -> int:
-    return _exit("FVP_Corstone_SSE-320", _launch("FVP_Corstone_SSE-320", "fvp.host.dropin", "main_u85"))
+    return _exit("FVP_Corstone_SSE-320", _launch("FVP_Corstone_SSE-320", "fvp.host.dropin.command", "main_u85"))
 
 
 if __name__ == "__main__":

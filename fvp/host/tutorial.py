@@ -35,8 +35,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import et_build, zoo
-from .program_board import program_config
+from .programs import et_build
+from .programs import zoo
+from .programs.program_board import program_config
 from ..boards import ConfigProblems
 from .entry import EXIT_FAILURE as EXIT_FAIL, EXIT_OK, EXIT_USAGE, guarded
 

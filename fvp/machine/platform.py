@@ -4,9 +4,9 @@
 windows, devices at theirs, the interrupt controller, the Ethos-U with its variant, system config and memory
 mode; it places the model image where the firmware's linker layout puts ``network_model_sec`` and fills the
 boot-info record. ``run(main)`` calls the firmware's entry with the bus handle and the boot info (the host
-loads the image the YAML names, the way the FVP loads an ``.axf`` with ``-a``: ``fvp.host.firmware_image``)
+loads the image the YAML names, the way the FVP loads an ``.axf`` with ``-a``: ``fvp.host.programs.firmware_image``)
 and returns a ``RunResult``: why the simulation stopped, the simulated time, the NPU's stream records. The
-FVP's own closing lines, ``--stat`` and the exit status are the host's (``fvp.host.session``).
+FVP's own closing lines, ``--stat`` and the exit status are the host's (``fvp.host.run.session``).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class Platform:
                  strict: bool | None = None, quiet_guest: bool = False, console=None,
                  read_limit: int | None = None, host_files: dict | None = None, check_stream: str | None = None):
         """``read_limit`` bounds the firmware's semihosting reads; ``host_files`` (host path -> bytes) are the
-        input files the host read before the run (``fvp.host.session.build`` reads the command line's)."""
+        input files the host read before the run (``fvp.host.run.session.build`` reads the command line's)."""
         self.spec = spec
         npu = spec.npu
         self.check_stream = check_stream or (getattr(npu, "check_stream", None) if npu else None) or "off"

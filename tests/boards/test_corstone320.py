@@ -63,7 +63,7 @@ def test_the_runner_placement_of_corstone320_ld():
 def test_dedicated_sram_pools_on_corstone320():
     """run.sh's default memory mode for an Ethos-U85 (Dedicated_Sram_384KB): temp pool 64 MiB in DDR, fast scratch
     in SRAM, as corstone_utils.cmake builds the runner."""
-    from fvp.host.et_build import board_overrides
+    from fvp.host.programs.et_build import board_overrides
 
     board, keys = board_overrides("ethos-u85-512")
     assert board == "corstone-320-ethos-u85-512"
@@ -170,7 +170,7 @@ def test_parameters_of_the_other_fvp_are_refused_by_fvp_run(board, override, say
 
 def test_the_u85_programs_resolve_to_their_board():
     """With neither -c nor --target a program compiled for an Ethos-U85 runs on its Corstone-320 board."""
-    from fvp.host.program_board import resolve
+    from fvp.host.programs.program_board import resolve
 
     for macs in U85_MACS:
         image = (ROOT / "firmware" / "models" / f"addint_ethos-u85-{macs}.pte").read_bytes()
@@ -187,7 +187,7 @@ def test_the_u85_programs_resolve_to_their_board():
 
 
 def test_a_tflite_model_is_not_put_on_a_corstone320():
-    from fvp.host.program_board import resolve
+    from fvp.host.programs.program_board import resolve
 
     with pytest.raises(ConfigProblems) as e:
         resolve(b"\x18\0\0\0TFL3" + bytes(64), target="ethos-u85-256")

@@ -13,10 +13,10 @@ import json
 import numpy as np
 import pytest
 
-from fvp.host.et_build import board_overrides
+from fvp.host.programs.et_build import board_overrides
 from testutil import DATA, ROOT, run_fvp
 
-INDEX = json.loads((ROOT / "fvp" / "host" / "zoo" / "index.json").read_text())
+INDEX = json.loads((ROOT / "fvp" / "host" / "programs" / "zoo" / "index.json").read_text())
 ENTRIES = [e for e in INDEX["entries"] if e["target"] == "cortex-m55"]
 REFS = np.load(DATA / "cortex_m" / "zoo_refs.npz")
 
@@ -30,7 +30,7 @@ def test_zoo_has_the_cortex_m55_programs():
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["model"] for e in ENTRIES])
 def test_cortex_m55_program(entry, tmp_path):
     board, keys = board_overrides(entry["target"])
-    args = ["run", ROOT / "fvp" / "host" / "zoo" / "programs" / entry["file"], "-c", board, "-o", tmp_path / "out"]
+    args = ["run", ROOT / "fvp" / "host" / "programs" / "zoo" / "programs" / entry["file"], "-c", board, "-o", tmp_path / "out"]
     args += [x for k in keys for x in ("-C", k)]
     rc, out, err = run_fvp(*args)
     assert rc == 0, out + err

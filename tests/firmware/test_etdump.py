@@ -303,7 +303,7 @@ ETDUMP_ELF = DATA / "runner_elf" / "u55-128_add_bundled_etdump.elf"
 @pytest.mark.skipif(not ETDUMP_ELF.is_file(), reason="the runner ELF fixtures are not there")
 def test_the_real_etdump_runner_elf_was_built_with_intermediate_outputs():
     # run.sh --etdump builds with -DET_DUMP_INTERMEDIATE_OUTPUTS=ON: its "Allocated intermediate output" string
-    from fvp.host.elf_image import read_elf
+    from fvp.host.dropin.elf_image import read_elf
 
     assert read_elf(str(ETDUMP_ELF)).etdump_debug == "intermediate"
     assert read_elf(str(DATA / "runner_elf" / "u55-128_add_bundled.elf")).etdump_debug == "none"

@@ -236,7 +236,7 @@ def test_not_an_elf_and_missing_pyelftools(tmp_path, monkeypatch):
     rc, out, err = dropin("-a", bad)
     assert rc == 2 and len(err.strip().splitlines()) == 1
     assert ("not an ELF file" if importlib.util.find_spec("elftools") else "pyelftools") in err
-    from fvp.host.elf_image import read_elf
+    from fvp.host.dropin.elf_image import read_elf
     from fvp.errors import ConfigError
 
     monkeypatch.setitem(sys.modules, "elftools", None)
@@ -247,7 +247,7 @@ def test_not_an_elf_and_missing_pyelftools(tmp_path, monkeypatch):
 
 @needs_elf
 def test_elf_reader_pools_and_regions(tmp_path):
-    from fvp.host.elf_image import read_elf, region_of
+    from fvp.host.dropin.elf_image import read_elf, region_of
 
     prog = (CORPUS / "add_u55-128.bpte").read_bytes()
     img = read_elf(str(make_elf(tmp_path / "a.elf", prog, symbols=[("dedicated_sram", 0x3100_0000, 0x60000)],

@@ -154,7 +154,8 @@ def test_fvp_run_target_and_program_pick_the_corstone320():
 
 
 def test_run_sh_target_u85_selects_the_sse320():
-    from fvp.host import et_build, tutorial
+    from fvp.host import tutorial
+    from fvp.host.programs import et_build
 
     assert et_build.fvp_binary("ethos-u85-128") == BINARY and et_build.flavour("ethos-u85-128") == "u85"
     assert et_build.default_system_config("ethos-u85-512") == "Ethos_U85_SYS_DRAM_Mid"

@@ -42,7 +42,7 @@ def test_elf_layout(tmp_path):
 
 @needs_elf
 def test_reader_reads_what_the_writer_wrote(tmp_path):
-    from fvp.host.elf_image import read_elf
+    from fvp.host.dropin.elf_image import read_elf
 
     program = (CORPUS / "mobilenet_v1_025_u65-256.bpte").read_bytes()
     out = tmp_path / "u65.elf"

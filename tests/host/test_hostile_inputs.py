@@ -13,7 +13,8 @@ from testutil import CORPUS, ROOT, run_fvp
 
 import fvp.bounded_read as bounded_read
 import fvp.host.inputs as inputs
-from fvp.host import cli, dropin
+from fvp.host import cli
+from fvp.host.dropin import command as dropin
 from fvp.boards import ConfigProblems, load_board
 
 ADD_Q = CORPUS / "add_q.pte"
@@ -119,7 +120,7 @@ def test_registered_names_and_plugins(monkeypatch):
     assert load_board(None, ["firmware.entry=firmware.arm_executor_runner:main"]).firmware.entry == "arm_executor_runner"
     monkeypatch.setattr(reg, "_plugins", {"my_runner": "firmware.arm_executor_runner:main"})
     assert load_board(None, ["firmware.entry=my_runner"]).firmware.entry == "my_runner"
-    from fvp.host.firmware_image import load
+    from fvp.host.programs.firmware_image import load
 
     assert load("my_runner").main.__name__ == "main"
 

@@ -6,8 +6,8 @@ import re
 import pytest
 
 from fvp.host.compare import run_board
-from fvp.host.et_build import board_overrides
-from fvp.host.program_board import program_config, resolve
+from fvp.host.programs.et_build import board_overrides
+from fvp.host.programs.program_board import program_config, resolve
 from testutil import CORPUS, run_fvp
 
 # every corpus program whose configuration is not the default board's (U55-128, High_End, Shared_Sram)

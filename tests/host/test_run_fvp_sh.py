@@ -24,7 +24,7 @@ from firmware.executorch.profiles import MAIN_COMMIT  # noqa: E402
 
 GIT_DIR = os.environ.get("EXECUTORCH_GIT_DIR", "/work/.mirror/pytorch+executorch/repo")
 ET_ROOT = os.environ.get("EXECUTORCH_ROOT")
-ZOO = ROOT / "fvp" / "host" / "zoo" / "programs"
+ZOO = ROOT / "fvp" / "host" / "programs" / "zoo" / "programs"
 BINARIES = {"FVP_Corstone_SSE-300_Ethos-U55": "main_u55", "FVP_Corstone_SSE-300_Ethos-U65": "main_u65",
             "FVP_Corstone_SSE-320": "main_u85"}
 
@@ -47,7 +47,7 @@ def et_tree(tmp_path):
     bindir.mkdir()
     for name, func in BINARIES.items():
         w = bindir / name
-        w.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'import sys; from fvp.host.dropin import {func}; "
+        w.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'import sys; from fvp.host.dropin.command import {func}; "
                      f"sys.exit({func}())' \"$@\"\n")
         w.chmod(0o755)
     (root / "examples/arm/arm-scratch/setup_path.sh").write_text(f'export PATH="{bindir}:$PATH"\n')

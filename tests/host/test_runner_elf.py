@@ -108,7 +108,7 @@ def test_the_elfs_are_real_cross_compiled_runners():
 
 
 def _pools(path):
-    from fvp.host.elf_image import read_elf
+    from fvp.host.dropin.elf_image import read_elf
 
     return read_elf(str(path))
 
@@ -157,7 +157,7 @@ def test_run_fvp_sh_trace_file_on_the_u55_runner(tmp_path):
     rc, out, err, problems = run_fvp_sh("ethos-u55-128", U55_BUNDLED, trace_file=trace)
     assert rc == 0 and not problems, (problems, err)
     doc = json.loads(gzip.decompress(trace.read_bytes()))
-    assert doc  # the PMU trace the FVP writes for --pmu-trace (fvp/host/pmu_trace.py)
+    assert doc  # the PMU trace the FVP writes for --pmu-trace (fvp/host/run/pmu_trace.py)
 
 
 def test_run_fvp_sh_data_on_the_pte_at_address_runner():

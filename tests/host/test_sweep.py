@@ -17,7 +17,7 @@ from fvp.host.sweep.results import Journal, pareto
 from fvp.host.sweep.spec import load_sweep, parse_sweep
 from testutil import ROOT, run_fvp
 
-ZOO = ROOT / "fvp" / "host" / "zoo" / "programs"
+ZOO = ROOT / "fvp" / "host" / "programs" / "zoo" / "programs"
 
 GRID = """
 name: tiny

@@ -115,7 +115,8 @@ def test_vela_refuses_what_it_cannot_compile(tmp_path):
 
 
 def test_vela_missing_is_one_line_exit_2(models, monkeypatch, capsys):
-    from fvp.host import cli, vela
+    from fvp.host import cli
+    from fvp.host.programs import vela
 
     monkeypatch.setattr(vela, "available", lambda: False)
     assert cli.main(["run", str(models[0]), "--vela"]) == 2
@@ -127,7 +128,7 @@ def test_vela_missing_is_one_line_exit_2(models, monkeypatch, capsys):
 
 
 def test_c_names_of_mangled_symbols():
-    from fvp.host.elf_image import c_name
+    from fvp.host.dropin.elf_image import c_name
 
     assert c_name("_ZN3arm3app16inference_runnerL8nn_modelE") == "nn_model"
     assert c_name("_ZN3arm3appL13activationBufE") == "activationBuf"
@@ -138,7 +139,7 @@ def test_c_names_of_mangled_symbols():
 
 @needs_elf
 def test_fvp_elf_round_trip_through_the_dropin(models, reference, tmp_path):
-    from fvp.host.elf_image import read_elf
+    from fvp.host.dropin.elf_image import read_elf
 
     _, compiled, x = models
     app = tmp_path / "app.elf"
@@ -171,8 +172,8 @@ def test_the_dropin_takes_the_arena_from_the_elf(models, tmp_path):
 def test_an_elf_linked_as_mlek_links_it(models, reference, tmp_path):
     """MLEK's GNU linker script merges the nn_model section into .ddr.at_ddr and the arena's into .sram; the
     symbols keep their C++ names (static, in the use case's namespace)."""
-    from fvp.host.elf_image import read_elf
-    from fvp.host.elf_writer import runner_elf
+    from fvp.host.dropin.elf_image import read_elf
+    from fvp.host.dropin.elf_writer import runner_elf
 
     _, compiled, x = models
     program = compiled.read_bytes()
@@ -191,7 +192,7 @@ def test_an_elf_linked_as_mlek_links_it(models, reference, tmp_path):
 
 @needs_elf
 def test_elfs_without_a_usable_model_are_refused(tmp_path):
-    from fvp.host.elf_writer import runner_elf
+    from fvp.host.dropin.elf_writer import runner_elf
 
     cases = {
         "none.elf": (runner_elf(b"\x10\x00\x00\x00NOPE" + bytes(56), 0x7000_0000, {}, model_section="nn_model",
@@ -213,7 +214,7 @@ def test_two_models_in_one_elf_are_refused(models):
     """An MLEK application with two networks (kws_asr: ``arm::app::kws::nn_model`` and ``arm::app::asr::nn_model``):
     the reader's rule, on the symbols and data such an ELF gives it."""
     from fvp.errors import ConfigError
-    from fvp.host.elf_image import ElfImage, _read_mlek
+    from fvp.host.dropin.elf_image import ElfImage, _read_mlek
 
     program = models[1].read_bytes()
     base, second = 0x7000_0000, 0x7000_0000 + (len(program) + 15) // 16 * 16
@@ -238,13 +239,13 @@ DEDICATED = ["--target", "ethos-u65-256", "-C", "npu.memory_mode=Dedicated_Sram"
 def test_a_dedicated_sram_elf_runs_in_that_memory_mode(models, tmp_path):
     """An MLEK U65 build for Dedicated_Sram (arena in DDR, cache_arena in SRAM): the drop-in takes the memory mode
     from the ELF's NPU cache and gives what fvp run --vela gives for that board."""
-    from fvp.host.elf_image import read_elf
+    from fvp.host.dropin.elf_image import read_elf
 
     src, _, x = models
     rc, log, err = run_fvp("run", src, "--vela", *DEDICATED, "-i", x, "-o", tmp_path / "run",
                            env_extra={"FVP_CACHE": "0"})
     assert rc == 0, err + log
-    from fvp.host.vela import compile_tflite
+    from fvp.host.programs.vela import compile_tflite
 
     compiled = compile_tflite(src, tmp_path / "vela", "ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram").path
     app = tmp_path / "u65.elf"
@@ -267,7 +268,7 @@ def test_ethosu_operator_is_read_from_the_operator_codes():
     from tflite_builder import Op, T, build
     from vela_models import source_model
 
-    from fvp.host.vela import has_ethosu_operator
+    from fvp.host.programs.vela import has_ethosu_operator
 
     assert not has_ethosu_operator(source_model())
     named = build([T("ethos-u", [1, 4], "float32"), T("y", [1, 4], "float32")],

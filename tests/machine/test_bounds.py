@@ -50,7 +50,7 @@ def _grown(changes) -> bytes:
 
 def _run(image: bytes, time_limit: float):
     from fvp.boards import load_board
-    from fvp.host import session
+    from fvp.host.run import session
 
     spec = load_board(None, ["firmware.options.log_outputs=false"])
     out = io.StringIO()

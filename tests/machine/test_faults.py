@@ -59,7 +59,7 @@ def test_unaligned_base_address_is_rejected_by_the_driver():
 def test_strict_mode_turns_guest_errors_into_failures():
     # writing the NPU's read-only STATUS register is a guest error: a warning normally, a failure in strict mode
     from fvp.boards import load_board
-    from fvp.host import session
+    from fvp.host.run import session
     from fvp.machine.platform import Platform
     import io
 

@@ -9,7 +9,7 @@ from fvp.machine.bus import AddressMap, Bus, Ram
 from fvp.boards import load_board
 from fvp.machine.devices.uart import CmsdkUart
 from fvp.errors import BusFault, SimulationStop
-from fvp.host import session
+from fvp.host.run import session
 from fvp.machine.platform import Platform
 from fvp.machine.sim import Simulator
 from testutil import CORPUS, run_fvp

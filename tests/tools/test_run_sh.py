@@ -127,7 +127,7 @@ def test_cortex_m55_zoo_models(tmp_path, args, name):
 def test_cortex_m55_failed_check(tmp_path):
     from firmware.executorch.bundled import load_bundled
 
-    data = bytearray((ROOT / "fvp" / "host" / "zoo" / "programs" / "add_q_cortex-m55.bpte").read_bytes())
+    data = bytearray((ROOT / "fvp" / "host" / "programs" / "zoo" / "programs" / "add_q_cortex-m55.bpte").read_bytes())
     b = load_bundled(np.frombuffer(bytes(data), np.uint8))
     exp = b.test_suite("forward").test_cases[0].expected_outputs[0]
     data[exp.data_offset:exp.data_offset + 4] = np.float32(np.nan).tobytes()  # no tolerance accepts NaN vs 2.0

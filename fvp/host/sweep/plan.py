@@ -4,7 +4,7 @@ A program is a family of compiles (its ``files:``, the zoo's compiles of its ``z
 compiles on demand), each made for one (NPU variant, system config, memory mode), read from its Ethos-U
 compile specs. For each point the keys ``npu.variant``, ``npu.system_config`` and ``npu.memory_mode`` the
 point (or the sweep's ``overrides``, or a named base board's variant) sets are the compile it wants; what it
-leaves open comes from the compile, as ``fvp run`` does (``fvp.host.program_board``):
+leaves open comes from the compile, as ``fvp run`` does (``fvp.host.programs.program_board``):
 
 - a compile that matches every key the point sets: the point runs it (``stream: exact``);
 - none for the point's variant: a stream built for another MAC configuration can never run (the driver refuses
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import __version__
-from .. import et_build
+from ..programs import et_build
 from ...boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
-from ..program_board import program_config
+from ..programs.program_board import program_config
 from .spec import COMPILE_KEYS, SweepSpec, format_value
 
 
@@ -195,7 +195,7 @@ class Planner:
                 raise ConfigProblems([f"{f}: cannot read the program: {e.strerror or e}"]) from None
             out.append(self._add(data, os.path.basename(f), "file"))
         if prog.zoo:
-            from .. import zoo
+            from ..programs import zoo
 
             bundle = "--bundleio" in prog.flags or not prog.flags
             quant = "--quantize" in prog.flags or not prog.flags

@@ -44,7 +44,7 @@ def sram_bytes(spec, model: bytes, memory_stats: dict) -> tuple:
     """(SRAM the program needs on this board, the NPU scratch): every placement in the SRAM link region: the
     model's size, the method pool's use, the temp pool's Ethos-U scratch (the largest delegate's; the temp
     allocator is reset between instructions), a fast scratch or planned-fast pool's whole size."""
-    from ..firmware_image import firmware_module
+    from ..programs.firmware_image import firmware_module
 
     scratch = 0
     try:
@@ -79,7 +79,7 @@ def run_task(task: dict, model: bytes) -> dict:
            "host": socket.gethostname(), "pid": os.getpid()}
     try:
         from ..compare import run_board
-        from ..program_board import resolve
+        from ..programs.program_board import resolve
 
         name = task["program_file"].split(":")[-1]
         res = resolve(model, board=task["board"], overrides=task["overrides"], model_name=name)

@@ -243,7 +243,7 @@ def _programs(where: str, raw, base: Path, problems: list) -> list:
                     files.append(os.path.abspath(h))
         zoo_name = p.get("zoo")
         if zoo_name is not None:
-            from .. import zoo
+            from ..programs import zoo
 
             if zoo_name not in zoo.models():
                 problems.append(f"{w}.zoo: {zoo_name!r} is not in the model zoo; allowed: {', '.join(zoo.models())}")

@@ -1,6 +1,6 @@
 """Whole-program references for the model zoo's cortex-m55 programs: ExecuTorch's own evaluation of each one.
 
-For every cortex-m55 entry of ``fvp/host/zoo/index.json`` this compiles the model again exactly as
+For every cortex-m55 entry of ``fvp/host/programs/zoo/index.json`` this compiles the model again exactly as
 ``tools/build_zoo.py --jobs 2`` does (same ``aot_arm_compiler`` arguments and seeds, and the same two Cortex-M
 worker processes compiling the same models in the same order: a compile depends on what its process compiled
 before, e.g. an example model's inputs drawn when its module is first imported), checks that the program is byte
@@ -104,7 +104,7 @@ def reference(model: str, target: str, work: Path):
 
 def worker(models: list[str], target: str, dest: Path) -> None:
     """Compile ``models`` in this process, in this order; write their references to ``dest`` (npz)."""
-    index = {(e["model"], e["target"]): e for e in json.loads((ROOT / "fvp" / "host" / "zoo" / "index.json").read_text())
+    index = {(e["model"], e["target"]): e for e in json.loads((ROOT / "fvp" / "host" / "programs" / "zoo" / "index.json").read_text())
              ["entries"]}
     refs = {}
     work = Path(tempfile.mkdtemp(prefix="zoo-refs-"))
@@ -124,7 +124,7 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         return worker(sys.argv[4:], sys.argv[2], Path(sys.argv[3]))
     jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else 2
-    index = json.loads((ROOT / "fvp" / "host" / "zoo" / "index.json").read_text())
+    index = json.loads((ROOT / "fvp" / "host" / "programs" / "zoo" / "index.json").read_text())
     target = "cortex-m55"
     models = [m for m in build_zoo.MODELS if any(e["model"] == m and e["target"] == target
                                                  for e in index["entries"])]

@@ -33,6 +33,6 @@ def source_model() -> bytes:
 
 
 def compile_with_vela(src: Path, out_dir: Path) -> Path:
-    from fvp.host.vela import compile_tflite
+    from fvp.host.programs.vela import compile_tflite
 
     return compile_tflite(src, out_dir, "ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram").path

@@ -40,7 +40,7 @@ def _first(name, kind):
 
 def _run(path, check="warn"):
     from fvp.boards import load_board
-    from fvp.host import session
+    from fvp.host.run import session
 
     spec = load_board(None, ["firmware.options.log_outputs=false"])
     out = io.StringIO()
@@ -60,8 +60,8 @@ EVERY_PROGRAM = sorted([*CORPUS.glob("*.bpte"), *CORPUS.glob("*.pte"), *DATA.glo
 def test_corpus_runs_clean(path):
     """Every corpus program and oracle fixture (U55, U65, U85; every memory mode), each on the configuration
     it was compiled for, runs without a finding of any rule (unwritten-read included)."""
-    from fvp.host import session
-    from fvp.host.program_board import resolve
+    from fvp.host.run import session
+    from fvp.host.programs.program_board import resolve
 
     model = path.read_bytes()
     spec = resolve(model, None, None, ["firmware.options.log_outputs=false"]).load()
@@ -88,7 +88,7 @@ def test_u85_gate_fixture_vela_defect_flagged_as_overlapping_tiles():
     """The U85 compile of the gating model (Vela 5.1 defect, fixed in 5.2): the last ADD's OFM tiles 0 and 1
     share a base, so their elements land on the same bytes; the U85 fixtures without a defect run clean."""
     from fvp.boards import load_board
-    from fvp.host import session
+    from fvp.host.run import session
 
     def run(name):
         prog = DATA / "oracle_u85" / name / f"{name}.bpte"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..boards import ConfigProblems, board_for_target, load_board
+from ...boards import ConfigProblems, board_for_target, load_board
 from .et_build import pool_overrides
 
 _SPEC_RE = {

@@ -20,12 +20,12 @@ import resource
 import sys
 from dataclasses import dataclass, fields
 
-from ..errors import ConfigError, ConfigProblems
-from ..machine.platform import Platform, RunResult
-from .firmware_image import FirmwareImage, firmware_image
-from .entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
-from . import inputs as host_inputs
-from .launch import settle_new_heap
+from ...errors import ConfigError, ConfigProblems
+from ...machine.platform import Platform, RunResult
+from ..programs.firmware_image import FirmwareImage, firmware_image
+from ..entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
+from .. import inputs as host_inputs
+from ..launch import settle_new_heap
 
 _STOP_MESSAGES = {
     "cycle_limit": "Cycle limit has been exceeded.",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from ..boards import ConfigProblems, board_for_target, load_board
+from ...boards import ConfigProblems, board_for_target, load_board
 
 CORSTONE300_TARGETS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
                        "ethos-u65-256", "ethos-u65-512")

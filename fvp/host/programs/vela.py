@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 VELA_HINT = "pip install 'fvp-corstone300[vela]' (ethos-u-vela>=5.1)"
 
@@ -175,7 +175,7 @@ def compile_for_board(data: bytes, model_name: str, spec, extra_args=(), cache: 
     flags = [accel, system_config, memory_mode, *extra_args]
     store = None
     if cache is not False and not any(a.split("=", 1)[0] == "--config" for a in extra_args):
-        from ..machine.npu.diskcache import DiskCache
+        from ...machine.npu.diskcache import DiskCache
 
         store = DiskCache("vela", re.sub(r"[^0-9A-Za-z_.-]", "_", version()), enabled=cache)
         key = b"\0".join([hashlib.sha256(data).digest(), hashlib.sha256(ini.read_bytes()).digest(),

@@ -40,7 +40,7 @@ import stat
 import struct
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 ELF_EXTRA_HINT = "pip install 'fvp-corstone300[elf]' (pyelftools)"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from ..boards.firmware_registry import resolve
-from ..errors import ConfigError
+from ...boards.firmware_registry import resolve
+from ...errors import ConfigError
 
 
 @dataclass(frozen=True)

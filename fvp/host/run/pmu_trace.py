@@ -23,7 +23,7 @@ from __future__ import annotations
 import gzip
 import json
 
-from ..safe_write import check_writable, write_file
+from ...safe_write import check_writable, write_file
 
 _PID = "ethosu"
 

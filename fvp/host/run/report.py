@@ -19,8 +19,8 @@ import sys
 
 from hwdesc.ethosu import PMU_EVENT
 
-from ..boards.schema import NPU_CLOCK_HZ
-from ..errors import ConfigError, FvpError
+from ...boards.schema import NPU_CLOCK_HZ
+from ...errors import ConfigError, FvpError
 
 _PS = 10 ** 12
 
@@ -304,7 +304,7 @@ def trace_events(platform, result) -> list:
 def check_trace_path(path: str) -> None:
     """Fail early (``ConfigError``, exit 2) when the trace file cannot be created; an existing file is left as
     it is (it is replaced only by a complete trace, ``write_trace``)."""
-    from ..safe_write import check_writable
+    from ...safe_write import check_writable
 
     res = check_writable(path)
     if not res.ok:
@@ -320,7 +320,7 @@ class TraceWriteError(FvpError):
 def write_trace(platform, result, path: str) -> None:
     """Write the run's trace as Chrome/Perfetto JSON, atomically: a failed write (full disk, ...) leaves what
     was at ``path`` and raises ``TraceWriteError`` with the reason (one line, exit status 1)."""
-    from ..safe_write import write_file
+    from ...safe_write import write_file
 
     doc = {"traceEvents": trace_events(platform, result), "displayTimeUnit": "ns",
            "otherData": {"generator": "fvp", "board": platform.spec.name,

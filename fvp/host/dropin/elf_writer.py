@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 import struct
 
-from ..boards import layout_firmware
-from ..errors import ConfigError
-from ..safe_write import write_file
+from ...boards import layout_firmware
+from ...errors import ConfigError
+from ...safe_write import write_file
 from .elf_image import (_POOL_SECTIONS, _POOL_SYMBOLS, MLEK_ARENA_SECTIONS, MLEK_ARENA_SYMBOL, MLEK_CACHE_SECTION,
                         MLEK_CACHE_SYMBOL, MLEK_MODEL_SECTION, MLEK_MODEL_SYMBOL, MODEL_SECTION, MODEL_SYMBOL)
 
@@ -125,7 +125,7 @@ def runner_elf(program: bytes, model_address: int, pools: dict, *, model_section
 def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=None, target=None,
                      overrides=(), note=print) -> int:
     """Resolve the board for ``program`` (as ``fvp run`` does), lay it out and write the ELF to ``out_path``."""
-    from .program_board import is_tflite, resolve
+    from ..programs.program_board import is_tflite, resolve
 
     tflite = is_tflite(program)
     if not tflite and (len(program) < 8 or program[4:8] not in (b"ET12", b"BP08")):
@@ -144,7 +144,7 @@ def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=No
     if not result.ok:
         raise ConfigError(f"-o {out_path}: cannot write: {result.strerror}")
     variant = spec.npu.variant if spec.npu is not None else "no NPU"
-    from .et_build import fvp_binary
+    from ..programs.et_build import fvp_binary
 
     binary = fvp_binary(variant)
     macs = variant.rsplit("-", 1)[-1] if spec.npu is not None else None

@@ -1,0 +1,163 @@
+"""``fvp run [MODEL]``: boot the board, place the program where the runner's linker script puts it, run the firmware
+the board names and print its UART output and the FVP's own trailer.
+
+Without MODEL it runs the program built into the firmware image (the ExecuTorch tutorial's delegated ``x + x``).
+The board comes from the program (its compile specs, ``programs.program_board``) unless ``-c``/``--target``/``-C``
+say otherwise. Exit status: 0 success, 1 the program failed (fatal log line, fault, verification), 2 bad usage or
+configuration, 3 a simulation limit was reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ...errors import ConfigError
+from ...boards import ConfigProblems
+from ..cli_args import add_board_options, cycles, load_for, seconds
+from ..inputs import read_program
+from . import session
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    run = sub.add_parser("run", help="run a program on the board (no MODEL: the embedded tutorial program)",
+                         description="Run an ExecuTorch program (.pte or .bpte) on the simulated board. Without "
+                                     "MODEL, run the tutorial's delegated x + x program built into the firmware.",
+                         epilog="exit status: 0 the program ran and ended with EOT; 1 it failed (a fatal F line, an "
+                                "NPU or CPU fault, a failed bundled verification); 2 bad usage, board or model file; "
+                                "3 a simulation limit (--cyclelimit, --timelimit) was reached; --vela without Vela installed or a "
+                                "Vela failure (its last line is said) is 2")
+    run.add_argument("model", nargs="?", metavar="MODEL",
+                     help="a .pte, .bpte or .tflite file (default: the embedded program)")
+    add_board_options(run)
+    run.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="FILE",
+                     help="input tensor i: raw bytes of the tensor or a .npy file (repeat per input); "
+                          "default: every element 1, as the runner does (bundled programs use their inputs)")
+    run.add_argument("-o", "--output", metavar="BASENAME",
+                     help="write output i's raw bytes to BASENAME-i.bin (like the semihosting runner)")
+    run.add_argument("--etdump", metavar="FILE",
+                     help="write the run's ETDump (ExecuTorch devtools: Inspector(etdump_path=FILE)) to FILE, as the "
+                          "runner built with ET_EVENT_TRACER_ENABLED and semihosting writes etdump.bin "
+                          "(-C firmware.options.etdump=true prints it base64 as the non-semihosting build does)")
+    run.add_argument("--etdump-debug-buffer", metavar="FILE",
+                     help="with --etdump and -C firmware.options.etdump_debug=outputs|intermediate: write the debug "
+                          "buffer (the debug events' tensor data; Inspector(debug_buffer_path=FILE)) to FILE, as the "
+                          "semihosting runner writes debug_buffer.bin")
+    run.add_argument("--cyclelimit", type=cycles, metavar="N", help="stop after N simulated CPU cycles")
+    run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
+    run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="no start-up lines from the simulator, as on the drop-in (fvp run prints none anyway)")
+    run.add_argument("--check-stream", nargs="?", const="warn", choices=("off", "warn", "strict"), default=None,
+                     help="check every NPU operation and DMA against what the stream declares "
+                          "(docs/stream-checker.md); strict: the first error stops the run (exit 1)")
+    run.add_argument("--strict", action="store_true",
+                     help="treat guest errors (firmware misusing hardware) as failures instead of warnings")
+    run.add_argument("--profile", action="store_true",
+                     help="print a per-operation table of NPU operations and CPU kernels after the run")
+    run.add_argument("--trace", metavar="FILE",
+                     help="write a Chrome/Perfetto trace (JSON) of NPU operations, DMAs and CPU kernels")
+    run.add_argument("--data", action="append", default=[], metavar="FILE@ADDRESS",
+                     help="load FILE into memory at ADDRESS before the firmware starts (FVP --data)")
+    run.add_argument("--vela", action="store_true",
+                     help="compile a .tflite with Vela (ethos-u-vela) for the board's NPU, system config and memory "
+                          "mode first, then run the result (a .tflite that has an ethos-u operator runs as it is)")
+    run.add_argument("--vela-args", action="append", default=[], metavar="FLAGS",
+                     help="more Vela flags, one quoted string (repeat; implies --vela): --vela-args='--optimise Size'")
+
+    return run
+
+
+def _parse_data(items, spec=None) -> list:
+    out = []
+    for item in items:
+        path, sep, addr = item.rpartition("@")
+        if not sep or not path:
+            raise ConfigProblems([f"--data {item}: expected FILE@ADDRESS"])
+        try:
+            address = int(addr, 0)
+        except ValueError:
+            raise ConfigProblems([f"--data {item}: {addr!r} is not an address"]) from None
+        from ...bounded_read import read_input
+        from ..inputs import memory_limit
+
+        out.append((read_input(path, memory_limit(spec, address) if spec is not None else 1 << 32,
+                               label=f"--data {item}", why=f"it must fit the memory at 0x{address:08x}"), address))
+    return out
+
+
+def _note(lines) -> None:
+    for line in lines:
+        print(f"fvp: note: {line}", file=sys.stderr)
+
+
+def cmd_run(args) -> int:
+    if args.target and args.board is not None:
+        raise ConfigProblems(["use either -c/--config or --target, not both"])
+    model_name = None
+    embedded = False
+    if args.model:
+        from ..programs.program_board import resolve
+
+        model = read_program(args.model)  # bounded: a program must fit the region the board places it in
+        model_name = os.path.basename(args.model)
+        res = resolve(model, board=args.board, target=args.target, overrides=args.overrides, model_name=model_name)
+        spec = res.load()
+        _note(res.notes)
+        if args.vela or args.vela_args:
+            from ..programs.vela import prepare
+
+            model, model_name = prepare(model, model_name, spec, args.vela_args, note=lambda line: _note([line]))
+    else:
+        if args.vela or args.vela_args:
+            raise ConfigProblems(["--vela: give the MODEL (.tflite) to compile"])
+        from ..programs.firmware_image import default_image
+
+        spec = load_for(args)
+        model, model_name = default_image(spec)
+        embedded = True
+    if args.trace:
+        from .report import check_trace_path
+
+        check_trace_path(args.trace)
+    if args.etdump:
+        from ...safe_write import check_writable
+
+        r = check_writable(args.etdump)
+        if not r.ok:
+            raise ConfigError(f"--etdump {args.etdump}: cannot write: {r.strerror}")
+    options = getattr(spec.firmware, "options", None) or {}
+    debug = options.get("etdump_debug", "none") != "none"
+    if debug and not (args.etdump or options.get("etdump") is True):
+        raise ConfigError("firmware.options.etdump_debug needs the ETDump (--etdump FILE or "
+                          "-C firmware.options.etdump=true)")
+    if args.etdump_debug_buffer:
+        from ...safe_write import check_writable
+
+        if not (args.etdump and debug):
+            raise ConfigError("--etdump-debug-buffer needs --etdump FILE and -C firmware.options.etdump_debug="
+                              "outputs|intermediate")
+        r = check_writable(args.etdump_debug_buffer)
+        if not r.ok:
+            raise ConfigError(f"--etdump-debug-buffer {args.etdump_debug_buffer}: cannot write: {r.strerror}")
+    elif args.etdump and debug:
+        raise ConfigError("firmware.options.etdump_debug with --etdump: name the debug buffer's file too "
+                          "(--etdump-debug-buffer FILE)")
+    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded, "etdump": args.etdump,
+                "etdump_debug_buffer": args.etdump_debug_buffer}
+    platform = session.build(spec, model=model, model_name=model_name, args=run_args,
+                             data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
+                             time_limit=args.timelimit, strict=True if args.strict else None,
+                             check_stream=args.check_stream)
+    result = session.run(platform, stat=args.stat)
+    if args.profile or args.trace:
+        from .report import print_profile, write_trace
+
+        if args.profile:
+            print_profile(platform, result)
+        if args.trace:
+            write_trace(platform, result, args.trace)
+    return result.exit_code
+
+
