@@ -98,7 +98,7 @@ def run_program(image: bytes, overrides=(), time_limit: float = CASE_WALL_LIMIT_
     uart = io.BytesIO()
     t = time.monotonic()
     try:
-        p = session.build(spec, model=image, model_name="fuzz", args={}, out=out, quiet_guest=True,
+        p = session.build(spec, model=image, model_name="fuzz", out=out, quiet_guest=True,
                           time_limit=time_limit, console=uart)
         with contextlib.redirect_stderr(notes):
             r = session.run(p)

@@ -42,11 +42,11 @@ import io
 
 import numpy as np
 
+from hwdesc.boot import BootInfo
 from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV
 
 from ..drivers.ethosu import EthosUDriver
 from ..drivers.uart import Uart
-from ..hal import BootInfo
 from .ethosu_op import EthosUKernel
 from .interpreter import Interpreter, InterpreterError
 from .model import ModelError, builtin_names, load_model
@@ -70,19 +70,17 @@ PROFILER_EVENTS = (EV.NPU_IDLE, EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_B
                    EV.AXI1_RD_DATA_BEAT_RECEIVED)
 
 
-def check_config(boot: dict) -> list[str]:
+def check_config(boot: BootInfo) -> list[str]:
     """Problems with the board's firmware section for this image, one line each (exit status 2)."""
-    fw = boot.get("firmware") or {}
     problems = []
-    planner = fw.get("allocator") or "greedy"
+    planner = boot.allocator
     if planner not in PLANNERS:
         problems.append(f"firmware.allocator: {planner!r} is not a TFLite Micro memory planner; allowed: "
                         f"{', '.join(PLANNERS)}")
-    pools = boot.get("pools") or {}
-    if "arena" not in pools or not (pools["arena"] or {}).get("size"):
+    if "arena" not in boot.pools or not boot.pools["arena"].size:
         problems.append("firmware.pools.arena: required by tflm_inference_runner (the tensor arena: region, size, "
                         "npu: true)")
-    for key, value in (fw.get("options") or {}).items():
+    for key, value in boot.options.items():
         if key not in _OPTIONS:
             problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
         elif key == "inputs" and value not in ("random", "zeros"):
@@ -258,7 +256,7 @@ class Runner:
             self.info(f"\tOperator {i}: {node.name if node.name == 'ethos-u' else names.get(node.op.builtin_code, node.name)}")
 
     def prepare_inputs(self, model, interp) -> None:
-        files = list(self.boot.args.get("inputs") or [])
+        files = list(self.boot.args.inputs)
         for k, ti in enumerate(model.inputs):
             t = model.tensors[ti]
             dst = self.bus.view(interp.address(ti), t.nbytes)
@@ -307,7 +305,7 @@ class Runner:
                 self.info(f"{name} {unit}: {value}")
 
     def write_outputs(self, model, interp) -> None:
-        base = self.boot.args.get("output")
+        base = self.boot.args.output
         if not base:
             return
         failures = []
@@ -324,6 +322,6 @@ class Runner:
             raise _Stop(failures[0])
 
 
-def main(bus, boot_info: dict) -> int:
+def main(bus, boot: BootInfo) -> int:
     """The reset handler."""
-    return Runner(bus, BootInfo.from_mapping(boot_info)).main()
+    return Runner(bus, boot).main()

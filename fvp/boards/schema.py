@@ -445,8 +445,8 @@ LINK_REGION = Section({
 
 FIRMWARE_SECTION = Section({
     "entry": Key(FIRMWARE, "the firmware image", REQUIRED),
-    "runtime": Key(STR, "the runtime profile (docs/runtime-profiles.md)", ""),
-    "allocator": Key(STR, "the allocator (docs/allocators.md)", ""),
+    "runtime": Key(STR, "the runtime profile (docs/runtime-profiles.md); the firmware image checks it", ""),
+    "allocator": Key(STR, "the allocator (docs/allocators.md); the firmware image checks it", ""),
     "memory": Key(MapOf(LINK_REGION), "the linker's MEMORY regions", GIVEN, field="link_regions",
                   default_doc="none"),
     "model": Key(PLACEMENT, "where the program goes", REQUIRED),

@@ -16,6 +16,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from hwdesc.boot import BootInfo, Memory, NpuInfo, Pool, RunArgs
+
 from .bus import AddressMap, Bus, Ram
 from ..boards import layout_firmware
 from ..boards.outputs import open_output
@@ -92,7 +94,7 @@ def _contiguous_groups(regions) -> list[list]:
 
 class Platform:
     def __init__(self, spec: BoardSpec, *, model: bytes | None = None, model_name: str | None = None,
-                 args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
+                 args: RunArgs | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
                  strict: bool | None = None, quiet_guest: bool = False, console=None,
                  read_limit: int | None = None, host_files: dict | None = None, check_stream: str | None = None):
@@ -150,9 +152,9 @@ class Platform:
             except FvpError as e:
                 raise ConfigError(f"--data @0x{addr:x}: {e}") from None
             self._loaded(addr, len(data))
-        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd,
+        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or RunArgs()).argv, host_cwd=host_cwd,
                             read_limit=read_limit, host_files=host_files, written=self.written)
-        self.boot_info = self._boot_info(model_name, args or {})
+        self.boot_info = self._boot_info(model_name, args or RunArgs())
 
     # ------------------------------------------------------------------ construction
     def _loaded(self, addr: int, size: int) -> None:
@@ -192,7 +194,7 @@ class Platform:
                           check_stream=self.check_stream, written=self.written)
         raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
 
-    def _boot_info(self, model_name: str | None, args: dict) -> dict:
+    def _boot_info(self, model_name: str | None, args: RunArgs) -> BootInfo:
         spec = self.spec
         fw = spec.firmware
         npu_dev = spec.devices.get(spec.npu.device) if spec.npu else None
@@ -201,31 +203,24 @@ class Platform:
         from .npu.arch import get_arch
 
         arch = get_arch(spec.npu.variant) if spec.npu else None
-        model_info = None
-        if self.model is not None:
-            addr, size = self.layout["model"]
-            model_info = {"address": addr, "size": size, "name": model_name or ""}
-        pools = {name: {"address": a, "size": s, "region": fw.pools[name].region}
-                 for name, (a, s) in self.layout.items() if name != "model"}
-        return {
-            "board": spec.name,
-            "cpu": {"type": spec.cpu.type, "clock_hz": spec.cpu.clock_hz},
-            "memory": {m.name: {"base": m.base, "secure_base": m.secure_base, "size": m.size,
-                                "masters": sorted(m.masters)} for m in spec.memory.values()},
-            "console": {"base": (uart.secure_base or uart.base)} if uart else None,
-            "system": {"base": system.base} if system else None,
-            "npu": None if npu_dev is None else {
-                "base": npu_dev.secure_base or npu_dev.base, "irq": int(npu_dev.irq), "variant": spec.npu.variant,
-                "macs_per_cc": arch.macs_per_cc_log2, "product": arch.product,
-                "qconfig": spec.npu.memory_mode.qconfig, "regioncfg": list(spec.npu.memory_mode.regioncfg),
-                "memory_mode": spec.npu.memory_mode.name, "system_config": spec.npu.system_config.name,
-                "clock_hz": spec.npu.system_config.core_clock_hz,
-            },
-            "firmware": {"runtime": fw.runtime, "allocator": fw.allocator, "options": dict(fw.options)},
-            "model": model_info,
-            "pools": pools,
-            "args": {k: v for k, v in args.items() if k != "cmdline"},
-        }
+        model_address, model_size = self.layout["model"] if self.model is not None else (None, 0)
+        return BootInfo(
+            board=spec.name, cpu_type=spec.cpu.type, cpu_clock_hz=spec.cpu.clock_hz,
+            memory={m.name: Memory(m.name, m.base, m.secure_base, m.size, tuple(sorted(m.masters)))
+                    for m in spec.memory.values()},
+            console_base=(uart.secure_base or uart.base) if uart else None,
+            system_base=system.base if system else None,
+            npu=None if npu_dev is None else NpuInfo(
+                base=npu_dev.secure_base or npu_dev.base, irq=int(npu_dev.irq), variant=spec.npu.variant,
+                macs_per_cc=arch.macs_per_cc_log2, product=arch.product, qconfig=spec.npu.memory_mode.qconfig,
+                regioncfg=tuple(spec.npu.memory_mode.regioncfg), memory_mode=spec.npu.memory_mode.name,
+                system_config=spec.npu.system_config.name, clock_hz=spec.npu.system_config.core_clock_hz),
+            runtime=fw.runtime, allocator=fw.allocator, options=dict(fw.options),
+            model_address=model_address, model_size=model_size,
+            model_name=(model_name or "") if self.model is not None else "",
+            pools={name: Pool(name, a, s, fw.pools[name].region) for name, (a, s) in self.layout.items()
+                   if name != "model"},
+            args=args)
 
     # ------------------------------------------------------------------ diagnostics
     def _guest_error(self, message: str) -> None:

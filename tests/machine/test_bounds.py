@@ -55,7 +55,7 @@ def _run(image: bytes, time_limit: float):
     spec = load_board(None, ["firmware.options.log_outputs=false"])
     out = io.StringIO()
     t = time.monotonic()
-    p = session.build(spec, model=image, model_name="grown", args={}, out=out, time_limit=time_limit)
+    p = session.build(spec, model=image, model_name="grown", out=out, time_limit=time_limit)
     tracemalloc.start()  # after the board's memories were allocated: what the run itself allocates
     try:
         r = session.run(p)

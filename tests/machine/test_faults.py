@@ -64,8 +64,8 @@ def test_strict_mode_turns_guest_errors_into_failures():
     import io
 
     def firmware(bus, boot):
-        bus.write32(boot["npu"]["base"] + 0x004, 1)
-        bus.write_repeated(boot["console"]["base"] + 0x008, b"\x01")
+        bus.write32(boot.npu.base + 0x004, 1)
+        bus.write_repeated(boot.console_base + 0x008, b"\x01")
         return 0
 
     for strict, code, reason in ((False, 1, "exit"), (True, 1, "guest_error")):

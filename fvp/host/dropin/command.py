@@ -39,6 +39,8 @@ from __future__ import annotations
 import os
 import sys
 
+from hwdesc.boot import RunArgs
+
 from ... import __version__
 from ..entry import guarded
 from ..run import session
@@ -137,13 +139,12 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     if args.cpulimit is not None:
         time_limit = args.cpulimit if time_limit is None else min(time_limit, args.cpulimit)
 
-    run_args = {"inputs": list(semi["inputs"]) if semi else [], "output": semi["output"] if semi else None,
-                "embedded": False}
-    if semi:
-        run_args["cmdline"] = semi["argv"]
-        run_args["argv"] = semi["argv"]  # what the semihosting runner's main() reads
+    if semi:  # argv: what the semihosting runner's main() reads (and SYS_GET_CMDLINE returns)
+        run_args = RunArgs(inputs=semi["inputs"], output=semi["output"], argv=semi["argv"])
     elif model_addr is not None and elf is not None and elf.program is None:
-        run_args["model_from"] = "data"  # the ELF was built with ET_MODEL_PTE_ADDR (run_fvp.sh --elf --data)
+        run_args = RunArgs(model_from="data")  # the ELF was built with ET_MODEL_PTE_ADDR (run_fvp.sh --elf --data)
+    else:
+        run_args = RunArgs()
     platform = session.build(spec, model=app.model, model_name=app.model_name, args=run_args,
                              data_files=app.data_files, host_cwd=host_cwd, cycle_limit=cycle_limit,
                              time_limit=time_limit)

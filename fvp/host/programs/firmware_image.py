@@ -33,7 +33,7 @@ class FirmwareImage:
             raise ConfigError(f"firmware.entry: firmware image {self.name!r} ({self.target}) has no function {func!r}")
         return fn
 
-    def check_config(self, boot_info: dict) -> list[str]:
+    def check_config(self, boot_info) -> list[str]:
         """The image's own verdict on its configuration (allocator, runtime, options): problems, one line each."""
         check = getattr(self.module, "check_config", None)
         return list(check(boot_info)) if check else []

@@ -13,6 +13,8 @@ import argparse
 import os
 import sys
 
+from hwdesc.boot import RunArgs
+
 from ...errors import ConfigError
 from ...boards import ConfigProblems
 from ..cli_args import add_board_options, cycles, load_for, seconds
@@ -144,8 +146,8 @@ def cmd_run(args) -> int:
     elif args.etdump and debug:
         raise ConfigError("firmware.options.etdump_debug with --etdump: name the debug buffer's file too "
                           "(--etdump-debug-buffer FILE)")
-    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded, "etdump": args.etdump,
-                "etdump_debug_buffer": args.etdump_debug_buffer}
+    run_args = RunArgs(inputs=args.inputs, output=args.output, embedded=embedded, etdump=args.etdump,
+                       etdump_debug_buffer=args.etdump_debug_buffer)
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,

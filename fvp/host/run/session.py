@@ -20,6 +20,8 @@ import resource
 import sys
 from dataclasses import dataclass, fields
 
+from hwdesc.boot import RunArgs
+
 from ...errors import ConfigError, ConfigProblems
 from ...machine.platform import Platform, RunResult
 from ..programs.firmware_image import FirmwareImage, firmware_image
@@ -40,14 +42,14 @@ class RunOutcome(RunResult):
     exit_code: int = EXIT_OK
 
 
-def build(spec, *, model: bytes | None = None, args: dict | None = None, host_cwd: str | None = None,
+def build(spec, *, model: bytes | None = None, args: RunArgs | None = None, host_cwd: str | None = None,
           **kw) -> Platform:
     """The platform for a command line, its input files read (bounded) before anything is built."""
-    inputs = (args or {}).get("inputs")
-    if "cmdline" not in (args or {}):  # fvp run -i; the semihosting runner's own command line keeps the runner's
-        host_inputs.refuse_inputs_for_bundled(model, inputs)  # rule (run_fvp.sh --bundle passes a dummy -i)
+    args = args or RunArgs()
+    if args.argv is None:  # fvp run -i; the semihosting runner's own command line keeps the runner's
+        host_inputs.refuse_inputs_for_bundled(model, args.inputs)  # rule (run_fvp.sh --bundle passes a dummy -i)
     limit = host_inputs.memory_limit(spec)
-    host_files = host_inputs.preload_inputs(inputs or [], host_cwd, limit)
+    host_files = host_inputs.preload_inputs(list(args.inputs), host_cwd, limit)
     return Platform(spec, model=model, args=args, host_cwd=host_cwd, read_limit=limit, host_files=host_files, **kw)
 
 

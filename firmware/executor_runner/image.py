@@ -1,0 +1,70 @@
+"""What the ``arm_executor_runner`` image offers the host besides its entry point: the program baked into it
+(``default_image``, per NPU configuration, like ``run.sh --target`` builds the runner for its target), and its
+program reader for tools (``ethosu_command_streams`` for ``fvp disasm``, ``inspect_program`` for ``fvp inspect``).
+``firmware.arm_executor_runner`` re-exports them beside ``main`` and ``check_config``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..executorch.bundled import is_bundled, load_bundled
+from ..executorch.kernels import REGISTRY
+from ..executorch.profiles import DEFAULT_PROFILE, get_profile
+from ..executorch.program import load_program
+
+MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+# The tutorial's program as compiled for the Ethos-U55-128 (the default board; the tutorial log's figures);
+# the other NPU configurations have the same model compiled for them in ``models/addint_<variant>.pte``.
+EMBEDDED_NAME = "addint_u55.pte"
+
+
+def default_image(variant: str | None = None) -> tuple[bytes, str]:
+    """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``, built
+    for ``variant`` (an NPU configuration such as ``ethos-u55-256``) like ``run.sh --target`` builds the runner
+    for its target; the Ethos-U55-128 build when the variant has none (or there is no NPU)."""
+    name = f"addint_{variant}.pte" if variant else EMBEDDED_NAME
+    if not (MODELS_DIR / name).is_file():
+        name = EMBEDDED_NAME
+    return (MODELS_DIR / name).read_bytes(), name
+
+
+def ethosu_command_streams(image: bytes) -> list[dict]:
+    """The Ethos-U driver payloads of a ``.pte``/``.bpte`` image, for tools (``fvp disasm``).
+
+    One dict per EthosUBackend delegate of the first method: ``delegate`` (index), ``offset`` (of the blob in
+    the image), ``cmd_data`` (bytes of the COP1 payload), ``weight_size``, ``scratch_size``, ``inputs`` and
+    ``outputs`` (Vela I/O records). Raises ``RuntimeFailure`` with a one-line message for a bad image.
+    """
+    from ..executorch.vela_bin import parse_vela_bin
+
+    prog_off = 0
+    if is_bundled(image):
+        b = load_bundled(image)
+        prog_off = b.program_offset
+        program = b.load_program()
+    else:
+        program = load_program(image)
+    out = []
+    for plan in program.execution_plans[:1]:
+        for i, d in enumerate(plan.delegates):
+            if d.id != "EthosUBackend":
+                continue
+            off, size = program.delegate_data(d)
+            blob = program.view(off, size)
+            vela = parse_vela_bin(blob)
+            c_off, c_size = vela.cmd_data
+            out.append({"delegate": i, "offset": prog_off + off, "cmd_data": bytes(blob[c_off:c_off + c_size]),
+                        "weight_size": vela.weight_data[1] if vela.weight_data else 0,
+                        "scratch_size": vela.scratch_size, "inputs": list(vela.inputs), "outputs": list(vela.outputs)})
+    return out
+
+
+def inspect_program(image: bytes) -> dict:
+    """What a ``.pte``/``.bpte`` image holds, for tools (``fvp inspect``): methods, inputs and outputs (dtype,
+    shape, dim order, quantization), operators (and whether this runner has each kernel), delegates with their
+    compile specs, planned memory per ``mem_id`` and the pool sizes this runner needs for it (its default
+    runtime profile). Raises ``RuntimeFailure`` with a one-line message for a bad image."""
+    from ..executorch.program_info import describe_image
+
+    return describe_image(image, REGISTRY.unboxed(), get_profile(DEFAULT_PROFILE), DEFAULT_PROFILE)
