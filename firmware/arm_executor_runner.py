@@ -40,7 +40,7 @@ from .executorch.perf_monitor import PerfMonitor, npu_family
 from .executorch.profiles import DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, TUTORIAL_PROFILE, get_profile
 from .executorch.program import load_program
 from .executor_runner.bundle_check import BundleCheck
-from .executor_runner.image import default_image, ethosu_command_streams, inspect_program
+from .executor_runner.image import default_image, ethosu_command_streams, ethosu_configurations, inspect_program
 from .executor_runner.options import DEBUG_BUFFER_SIZE, ETDUMP_DEBUG_LEVELS, check_config
 
 # the kernels as the runtime registers them (the operator registry, executorch/kernels/registry.py): each behind
@@ -48,7 +48,8 @@ from .executor_runner.options import DEBUG_BUFFER_SIZE, ETDUMP_DEBUG_LEVELS, che
 RUNTIME_KERNELS = REGISTRY.unboxed()
 
 
-__all__ = ["check_config", "default_image", "ethosu_command_streams", "inspect_program", "main"]
+__all__ = ["check_config", "default_image", "ethosu_command_streams", "ethosu_configurations", "inspect_program",
+           "main"]
 
 
 class _Abort(Exception):

@@ -1,6 +1,7 @@
 """What the ``arm_executor_runner`` image offers the host besides its entry point: the program baked into it
 (``default_image``, per NPU configuration, like ``run.sh --target`` builds the runner for its target), and its
-program reader for tools (``ethosu_command_streams`` for ``fvp disasm``, ``inspect_program`` for ``fvp inspect``).
+program reader for tools (``ethosu_command_streams`` for ``fvp disasm``, ``inspect_program`` for ``fvp inspect``,
+``ethosu_configurations`` for the board a program runs on).
 ``firmware.arm_executor_runner`` re-exports them beside ``main`` and ``check_config``.
 """
 
@@ -58,6 +59,15 @@ def ethosu_command_streams(image: bytes) -> list[dict]:
                         "weight_size": vela.weight_data[1] if vela.weight_data else 0,
                         "scratch_size": vela.scratch_size, "inputs": list(vela.inputs), "outputs": list(vela.outputs)})
     return out
+
+
+def ethosu_configurations(image: bytes) -> list[dict]:
+    """The NPU configuration each Ethos-U delegate was compiled for (its compile specs' Vela flags), in file order:
+    ``[{"target": "ethos-u55-128", "system_config": ..., "memory_mode": ...}]``, None where one is not recorded.
+    Raises ``RuntimeFailure`` with a one-line message for a bad image."""
+    from ..executorch.program_info import ethosu_configurations as read
+
+    return read(image)
 
 
 def inspect_program(image: bytes) -> dict:

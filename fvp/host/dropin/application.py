@@ -6,12 +6,10 @@ ELF's own program section, in that order.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
+from ..programs.kind import identifier, program_kind
 from .params import Parameters, Usage, parse_semihosting_cmdline, read_file, strip_instance
-
-_PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d|TFL3")  # .pte, .bpte, .tflite (TFLite Micro image)
 
 
 @dataclass
@@ -51,7 +49,7 @@ def find_application(args, fl: dict, params: Parameters) -> Application:
         except ValueError:
             raise Usage(f"--data {item}: {addr!r} is not an address") from None
         data = read_file(path, "--data", fl["board"])
-        if len(data) >= 8 and _PROGRAM_MAGIC.fullmatch(data[4:8]) and model is None:
+        if program_kind(data) is not None and model is None:
             model, model_name, model_addr = data, os.path.basename(path), address
         else:
             data_files.append((data, address))
@@ -64,9 +62,9 @@ def find_application(args, fl: dict, params: Parameters) -> Application:
     elif model is not None:
         source = f"{model_name} (--data @0x{model_addr:08x})"
     elif elf is not None and elf.program is not None:
-        if not _PROGRAM_MAGIC.fullmatch(elf.program[4:8]):
+        if program_kind(elf.program) is None:
             raise Usage(f"-a {elf.path}: its {elf.program_source} holds neither an ExecuTorch program (.pte/.bpte) "
-                        f"nor a .tflite (identifier {bytes(elf.program[4:8])!r})")
+                        f"nor a .tflite (identifier {identifier(elf.program)!r})")
         model, model_name, model_addr = elf.program, os.path.basename(elf.path), None
         source = f"{os.path.basename(elf.path)}:{elf.program_source} ({len(model)} bytes)"
     if model is None:

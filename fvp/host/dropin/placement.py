@@ -28,7 +28,8 @@ class Placement:
 def board_for(app: Application, fl: dict, flavour: str, board_params: list) -> Placement:
     model, model_name, model_addr, elf = app.model, app.model_name, app.model_addr, app.elf
     # the board: base for this binary, then what the program and the ELF say, then the user's -C
-    from ..programs.program_board import is_tflite, resolve
+    from ..programs.kind import is_tflite
+    from ..programs.program_board import resolve
 
     tflite = is_tflite(model)  # MLEK's dynamic-model flow: the TFLite Micro image on this binary's NPU
     res = resolve(model, board=None if tflite else fl["board"], overrides=board_params, model_name=model_name,

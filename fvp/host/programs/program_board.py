@@ -18,23 +18,19 @@ timing adapters' settings). So every front end (``fvp run``, ``fvp compare``, ``
   what was used; a variant that cannot run the stream is said in words (``Resolution.cannot_run``);
 - a ``.tflite`` (TFLite Micro) runs on the TFLM board unless ``-c`` names another; ``--target`` sets its NPU.
 
-Simplified: the compile specs are found by a byte search of the program (the ``compile_flags`` spec is plain
-text in the flatbuffer); programs whose delegates disagree use the first delegate's values and say so.
+The compile specs are read by the firmware image that runs the program (its ``ethosu_configurations``: the
+runtime's own program reader), never by a second reader here; a program that reader refuses records nothing, and
+the run says why. Programs whose delegates disagree use the first delegate's values and say so.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ...boards import ConfigProblems, board_for_target, load_board
 from .et_build import pool_overrides
+from .kind import is_tflite, program_kind
 
-_SPEC_RE = {
-    "target": re.compile(rb"--accelerator-config=([\w-]+)"),
-    "system_config": re.compile(rb"--system-config=(\w+)"),
-    "memory_mode": re.compile(rb"--memory-mode=(\w+)"),
-}
 _KEY_OF = {"target": "npu.variant", "system_config": "npu.system_config", "memory_mode": "npu.memory_mode"}
 _WHAT = {"target": "NPU", "system_config": "system config", "memory_mode": "memory mode"}
 # command-line spellings that set the NPU variant (the FVP's parameter, this simulator's board key)
@@ -75,10 +71,22 @@ _PLURAL = {"target": "targets", "system_config": "system_configs", "memory_mode"
 
 
 def program_config(image: bytes) -> ProgramConfig:
-    """Read the Vela flags of every Ethos-U delegate's compile specs from a ``.pte``/``.bpte`` image."""
-    found = {what: tuple(m.group(1).decode("ascii", "replace") for m in rx.finditer(image))
-             for what, rx in _SPEC_RE.items()}
-    return ProgramConfig(found["target"], found["system_config"], found["memory_mode"])
+    """The Vela configuration of every Ethos-U delegate of a program, as the firmware image that runs it reads it
+    (``ethosu_configurations``); empty for a program that records none, that the image cannot read, or whose
+    image has no such reader."""
+    from .firmware_image import load
+
+    kind = program_kind(image)
+    reader = getattr(load(kind.image).module, "ethosu_configurations", None) if kind is not None else None
+    if reader is None:
+        return ProgramConfig()
+    try:
+        delegates = reader(image)
+    except Exception as e:
+        if not hasattr(e, "message"):  # not the reader's verdict on the file (a RuntimeFailure): a bug
+            raise
+        return ProgramConfig()  # the run reads the program again and says what is wrong with it
+    return ProgramConfig(*(tuple(d[what] for d in delegates if d.get(what)) for what in _PLURAL))
 
 
 @dataclass
@@ -115,11 +123,6 @@ def _user_keys(overrides) -> set:
 
 
 TFLM_BOARD = "corstone-300-tflm"  # the TFLite Micro inference runner's board (fvp/boards/corstone-300-tflm.yaml)
-
-
-def is_tflite(image: bytes) -> bool:
-    """A TFLite flatbuffer (file identifier ``TFL3`` at bytes 4-8), run by the TFLite Micro image."""
-    return len(image) >= 8 and image[4:8] == b"TFL3"
 
 
 def _resolve_tflite(board, target, overrides, fvp_flavour) -> Resolution:
