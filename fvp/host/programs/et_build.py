@@ -128,21 +128,31 @@ def fast_scratch_size(memory_mode: str) -> str | None:
     return FAST_SCRATCH_DEFAULT
 
 
-def pool_overrides(memory_mode: str, has_fast_scratch: bool) -> list[str]:
-    """``-C`` overrides placing the temp pool and the fast scratch as the runner's build does for ``memory_mode``.
+def pool_settings(memory_mode: str, has_fast_scratch: bool) -> dict:
+    """The board keys placing the temp pool and the fast scratch as the runner's build does for ``memory_mode``.
 
     ``has_fast_scratch`` says whether the base board already declares ``firmware.pools.fast_scratch`` (a board
     without one gets it created; a board with one gets its size set to 0 when the mode has none).
     """
     fast = fast_scratch_size(memory_mode)
     if fast is None:
-        out = ["firmware.pools.temp.region=SRAM", f"firmware.pools.temp.size={TEMP_POOL_SRAM}"]
+        out = {"firmware.pools.temp.region": "SRAM", "firmware.pools.temp.size": TEMP_POOL_SRAM}
         if has_fast_scratch:
-            out.append("firmware.pools.fast_scratch.size=0")
+            out["firmware.pools.fast_scratch.size"] = 0
         return out
-    return ["firmware.pools.temp.region=DDR", f"firmware.pools.temp.size={TEMP_POOL_DDR}",
-            "firmware.pools.fast_scratch.region=SRAM", f"firmware.pools.fast_scratch.size={fast}",
-            "firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
+    return {"firmware.pools.temp.region": "DDR", "firmware.pools.temp.size": TEMP_POOL_DDR,
+            "firmware.pools.fast_scratch.region": "SRAM", "firmware.pools.fast_scratch.size": fast,
+            "firmware.pools.fast_scratch.align": 16, "firmware.pools.fast_scratch.npu": True}
+
+
+def as_overrides(settings: dict) -> list[str]:
+    """Board keys as the ``-C`` overrides that set them (for a command line: run.sh's, a sweep point's)."""
+    return [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in settings.items()]
+
+
+def pool_overrides(memory_mode: str, has_fast_scratch: bool) -> list[str]:
+    """``pool_settings`` as ``-C`` overrides."""
+    return as_overrides(pool_settings(memory_mode, has_fast_scratch))
 
 
 def board_has_pool(board: str, pool: str) -> bool:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...boards import ConfigProblems, board_for_target, load_board
-from .et_build import pool_overrides
+from ...boards import ConfigProblems, Layer, board_for_target, load_board
+from .et_build import pool_settings
 from .kind import is_tflite, program_kind
 
 _KEY_OF = {"target": "npu.variant", "system_config": "npu.system_config", "memory_mode": "npu.memory_mode"}
@@ -94,8 +94,8 @@ class Resolution:
     """The board to load for a program, the overrides to load it with, and what to tell the user."""
 
     board: str | None
-    overrides: list = field(default_factory=list)  # what the program sets, then the user's -C
-    program_overrides: list = field(default_factory=list)  # the part of ``overrides`` the program sets
+    overrides: list = field(default_factory=list)  # the user's -C
+    program_layer: Layer = field(default_factory=lambda: Layer("program"))  # the board keys the program fixes
     notes: list = field(default_factory=list)  # text after "fvp: note: "
     cannot_run: str = ""  # why the stream cannot run on this board's NPU ("" when it can)
     program: ProgramConfig = field(default_factory=ProgramConfig)
@@ -103,12 +103,13 @@ class Resolution:
     loaded: object = field(default=None, repr=False)  # the spec resolve() loaded, when the program changed nothing
 
     def load(self, extra=(), fvp_flavour: str = ""):
-        """The board spec (``extra`` overrides go last, e.g. a captured UART); the one ``resolve`` already loaded
-        when nothing is added to it (the board YAML is parsed once per run)."""
-        if self.loaded is not None and not extra and not fvp_flavour and not self.program_overrides:
+        """The board spec: the board, the program's layer, the user's ``-C`` (``extra`` overrides go last, e.g. a
+        captured UART); the one ``resolve`` already loaded when nothing is added to it."""
+        if self.loaded is not None and not extra and not fvp_flavour and not self.program_layer:
             spec, self.loaded = self.loaded, None
             return spec
-        return load_board(self.board, list(self.overrides) + list(extra), fvp_flavour=fvp_flavour)
+        return load_board(self.board, list(self.overrides) + list(extra), fvp_flavour=fvp_flavour,
+                          layers=[self.program_layer])
 
 
 def _user_keys(overrides) -> set:
@@ -125,13 +126,13 @@ def _user_keys(overrides) -> set:
 TFLM_BOARD = "corstone-300-tflm"  # the TFLite Micro inference runner's board (fvp/boards/corstone-300-tflm.yaml)
 
 
-def _resolve_tflite(board, target, overrides, fvp_flavour) -> Resolution:
+def _resolve_tflite(board, target, overrides, fvp_flavour, origin) -> Resolution:
     """A ``.tflite`` runs on the TFLite Micro image: the user's board as given, else the TFLM board; ``--target``
     (or the drop-in's U65 binary) sets its NPU and that family's default system config (a Vela-compiled
     ``.tflite`` records neither; Vela's own defaults)."""
     if board is not None:
         return Resolution(board=board, overrides=overrides)
-    keys = []
+    keys = {}
     variant = target or ("ethos-u65-512" if fvp_flavour == "u65" else None)
     if fvp_flavour == "u85" or (variant or "").startswith("ethos-u85"):
         raise ConfigProblems([f"{'--target ' + target if target else 'FVP_Corstone_SSE-320'}: the TFLite Micro image "
@@ -141,8 +142,8 @@ def _resolve_tflite(board, target, overrides, fvp_flavour) -> Resolution:
         from .et_build import check_target, default_system_config
 
         check_target(variant)
-        keys = [f"npu.variant={variant}", f"npu.system_config={default_system_config(variant)}"]
-    return Resolution(board=TFLM_BOARD, overrides=keys + overrides, program_overrides=keys)
+        keys = {"npu.variant": variant, "npu.system_config": default_system_config(variant)}
+    return Resolution(board=TFLM_BOARD, overrides=overrides, program_layer=Layer(origin, keys))
 
 
 def resolve(image: bytes, board: str | None = None, target: str | None = None, overrides=(),
@@ -155,8 +156,9 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
     Raises ``ConfigProblems`` for a board that does not load.
     """
     overrides = list(overrides)
+    origin = f"program {model_name}"  # what set the program's keys, in an error or fvp config
     if is_tflite(image):
-        return _resolve_tflite(board, target, overrides, fvp_flavour)
+        return _resolve_tflite(board, target, overrides, fvp_flavour, origin)
     prog = program_config(image)
     user = _user_keys(overrides)
     chosen_board = board is not None or target is not None
@@ -175,7 +177,7 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
     base = load_board(res.board, overrides, fvp_flavour=fvp_flavour)  # the board as the user has it
     have = {"target": base.npu.variant, "system_config": base.npu.system_config.name,
             "memory_mode": base.npu.memory_mode.name} if base.npu is not None else {}
-    program_keys: list = []
+    program_keys: dict = {}
     differences: list = []
     for what in ("target", "system_config", "memory_mode"):
         p, h = want.get(what), have.get(what)
@@ -196,14 +198,14 @@ def resolve(image: bytes, board: str | None = None, target: str | None = None, o
         res.used[what] = (p, "program")
         if what == "memory_mode":
             has_fast = "fast_scratch" in base.firmware.pools
-            program_keys += [f"npu.memory_mode={p}"] + pool_overrides(p, has_fast)
+            program_keys.update({"npu.memory_mode": p, **pool_settings(p, has_fast)})
         elif what == "system_config":
-            program_keys.append(f"npu.system_config={p}")
+            program_keys["npu.system_config"] = p
         if chosen_board:
             differences.append(f"{_WHAT[what]} {p}, the program's (the board has {h}: "
                                f"-C {_KEY_OF[what]}={h} to use it)")
-    res.program_overrides = program_keys
-    res.overrides = program_keys + overrides
+    res.program_layer = Layer(origin, program_keys)
+    res.overrides = overrides
     if not program_keys and not fvp_flavour:
         res.loaded = base
     if differences:
