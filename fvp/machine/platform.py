@@ -26,7 +26,7 @@ from .cpu import CpuCostModel
 from .devices.stub import StubDevice
 from .devices.system import CortexM55System, InterruptController
 from .devices.uart import CmsdkUart
-from ..errors import ConfigError, FvpError, SimulationStop
+from ..errors import ConfigError, FvpError, SimulationStop, StopReason
 from .port import BusPort
 from .sim import Simulator
 from .written import WrittenMap
@@ -34,10 +34,9 @@ from .written import WrittenMap
 
 @dataclass
 class RunResult:
-    """Why the simulation stopped (``reason``: exit, user, cycle_limit, time_limit, returned, hard_fault, abort,
-    deadlock, guest_error, error, crash; ``message`` its detail) and what the run measured."""
+    """Why the simulation stopped (``reason``, ``message`` its detail) and what the run measured."""
 
-    reason: str
+    reason: StopReason
     message: str
     sim_time_ps: int
     cpu_cycles: int
@@ -227,7 +226,7 @@ class Platform:
         """The firmware misused the hardware: a warning with the simulated time, a failure in strict mode."""
         self.guest_errors.append(message)
         if self.strict:
-            raise SimulationStop("guest_error", message)
+            raise SimulationStop(StopReason.GUEST_ERROR, message)
         if not self.quiet_guest:
             self.say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] guest error: {message}")
 
@@ -263,19 +262,18 @@ class Platform:
         """Run the firmware entry ``main(bus_port, boot_info)`` until the simulation stops; returns why."""
         t0 = time.monotonic()
         c0 = time.process_time()
-        reason, message = "returned", ""
         try:
             rc = main(self.port, self.boot_info)
             rc = int(rc or 0)
-            reason, message = "exit", str(rc)
+            reason, message = StopReason.EXIT, str(rc)
         except SimulationStop as s:
             reason, message = s.reason, s.message
         except FvpError as e:
-            reason, message = "error", str(e)
+            reason, message = StopReason.ERROR, str(e)
         except Exception as e:  # a bug in the firmware model: one line, never a traceback (unless FVP_DEBUG)
             if os.environ.get("FVP_DEBUG"):
                 raise
-            reason, message = "crash", f"{type(e).__name__}: {e}"
+            reason, message = StopReason.CRASH, f"{type(e).__name__}: {e}"
         self._flush_uarts()
         return RunResult(reason=reason, message=message, sim_time_ps=self.sim.now_ps, cpu_cycles=self.sim.cpu_cycles,
                          charged_cpu_cycles=self.sim.charged_cpu_cycles, wall_seconds=time.monotonic() - t0,

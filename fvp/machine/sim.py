@@ -15,7 +15,7 @@ import time as _time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import SimulationStop
+from ..errors import SimulationStop, StopReason
 
 PS_PER_S = 10 ** 12
 
@@ -26,7 +26,7 @@ _INTERRUPT: contextvars.ContextVar = contextvars.ContextVar("fvp_interrupt", def
 
 
 def interruption_point() -> None:
-    """Raise ``SimulationStop("time_limit")`` if the running simulation's wall-clock limit has passed."""
+    """Raise ``SimulationStop(StopReason.TIME_LIMIT)`` if the running simulation's wall-clock limit has passed."""
     check = _INTERRUPT.get()
     if check is not None:
         check()
@@ -85,12 +85,12 @@ class Simulator:
 
     def check_limits(self) -> None:
         if self.cycle_limit is not None and self.cpu_cycles > self.cycle_limit:
-            raise SimulationStop("cycle_limit")
+            raise SimulationStop(StopReason.CYCLE_LIMIT)
         self.check_wall_limit()
 
     def check_wall_limit(self) -> None:
         if self.time_limit_s is not None and _time.monotonic() - self.wall_start > self.time_limit_s:
-            raise SimulationStop("time_limit")
+            raise SimulationStop(StopReason.TIME_LIMIT)
 
     @contextlib.contextmanager
     def interruptible(self):

@@ -26,3 +26,25 @@ def test_a_bad_value_from_a_layer_names_the_layer():
     with pytest.raises(ConfigProblems) as e:
         load_board("corstone-300-ethos-u55-128", layers=[Layer("-a app.elf", {"npu.variant.x": 1})])
     assert e.value.problems == ["-a app.elf: npu.variant is not a mapping, cannot set npu.variant.x"]
+
+
+def test_keys_that_would_do_nothing_are_refused():
+    # a polled UART and a stub raise no interrupt: an irq key there is an unknown key, not a silent no-op
+    for dev in ("uart0", "timing_adapter0"):
+        with pytest.raises(ConfigProblems) as e:
+            load_board("default", [f"devices.{dev}.irq=33"])
+        assert f"devices.{dev}.irq: unknown key" in e.value.problems[0]
+    # a memory mode's ports must be those its REGIONCFG selects (the timing model follows REGIONCFG)
+    with pytest.raises(ConfigProblems) as e:
+        load_board("default", ["memory_modes.Shared_Sram.const=axi0"])
+    assert "memory_modes.Shared_Sram.const: 'axi0', but its regioncfg sends region 0 to axi1" in e.value.problems[0]
+    assert load_board("default", ["memory_modes.Shared_Sram.arena=axi0"]).npu.memory_mode.arena_port == "axi0"
+
+
+def test_the_fast_scratch_of_a_memory_mode_is_its_arena_cache_size():
+    from fvp.host.programs.et_build import pool_settings
+
+    assert pool_settings("Dedicated_Sram", False)["firmware.pools.fast_scratch.size"] == "384KiB"
+    assert pool_settings("Dedicated_Sram_512KB", False)["firmware.pools.fast_scratch.size"] == "512KiB"
+    assert pool_settings("Dedicated_Sram_2MB", False)["firmware.pools.fast_scratch.size"] == "2MiB"
+    assert "firmware.pools.fast_scratch.region" not in pool_settings("Shared_Sram", False)

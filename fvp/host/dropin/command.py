@@ -42,6 +42,7 @@ import sys
 from hwdesc.boot import RunArgs
 
 from ... import __version__
+from ...errors import StopReason
 from ..entry import guarded
 from ..run import session
 from .application import find_application
@@ -68,7 +69,7 @@ def _fvp_status(result, host_cwd: str) -> int:
     ``:semihosting-features`` file with SH_EXT_EXIT_EXTENDED (the Corstone FVPs do not simulate the file: Arm's
     LLVM-embedded-toolchain test-support/run_fvp.py writes one for that reason); 0 otherwise: the EOT byte, a
     SYS_EXIT (which carries no status), a limit, a fault or an abort (the FVP says why in its log only)."""
-    if result.reason == "exit":
+    if result.reason == StopReason.EXIT:
         try:
             with open(os.path.join(host_cwd, _SH_FEATURES), "rb") as f:
                 head = f.read(5)
@@ -82,7 +83,7 @@ def _fvp_status(result, host_cwd: str) -> int:
 def _failure_line(result) -> str:
     """Why a run ended with a non-zero status, in one line (the log says it too, on stdout)."""
     reason, message = result.reason, result.message
-    if reason == "hard_fault":
+    if reason == StopReason.HARD_FAULT:
         why = f"the CPU took a hard fault: {message}"
     else:
         lines = [ln for ln in session.trailer_lines(reason, message, result.sim_time_ps // 1000)

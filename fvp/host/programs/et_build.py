@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from ... import units
 from ...boards import ConfigProblems, board_for_target, load_board
 
 CORSTONE300_TARGETS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
@@ -37,7 +38,6 @@ CORTEX_M_RUNNER_OVERRIDES = [        # build_test_runner.sh: -DET_ATOL=5.0 -DET_
 
 TEMP_POOL_SRAM = "2MiB"          # ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE 0x200000
 TEMP_POOL_DDR = "64MiB"          # 0x4000000 for Dedicated_Sram*
-FAST_SCRATCH_DEFAULT = "384KiB"  # 0x60000 for Dedicated_Sram
 
 MODEL_ADDRESS = 0x7000_0000      # network_model_sec -> .ddr.rodata, the first section in DDR
 
@@ -119,13 +119,19 @@ def num_macs(target: str) -> int:
 
 
 def fast_scratch_size(memory_mode: str) -> str | None:
-    """The fast scratch a memory mode needs (``None``: none); ``Dedicated_Sram_512KB`` -> ``512KiB``."""
+    """The fast scratch a memory mode needs (``None``: none): the arena cache Vela's memory mode compiles for
+    (``arena_cache_size`` in the boards' ``vela.yaml``: 384 KiB for Dedicated_Sram, the CMake's 0x60000 too);
+    a ``Dedicated_Sram_<N>KB``/``_<N>MB`` that table lacks has the size its name says, as the CMake reads it."""
     if not memory_mode.startswith("Dedicated_Sram"):
         return None
+    mode = (load_board(None).raw.get("memory_modes") or {}).get(memory_mode) or {}
+    if mode.get("arena_cache_size"):
+        return units.format_size(mode["arena_cache_size"])
     m = re.fullmatch(r"Dedicated_Sram_(\d+)(KB|MB)", memory_mode)
     if m:
         return f"{m.group(1)}{'KiB' if m.group(2) == 'KB' else 'MiB'}"
-    return FAST_SCRATCH_DEFAULT
+    raise ConfigProblems([f"npu.memory_mode: {memory_mode}: no arena cache size (memory_modes.{memory_mode}."
+                          f"arena_cache_size) and none in its name (Dedicated_Sram_<N>KB)"])
 
 
 def pool_settings(memory_mode: str, has_fast_scratch: bool) -> dict:

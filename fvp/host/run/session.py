@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 
 from hwdesc.boot import RunArgs
 
-from ...errors import ConfigError, ConfigProblems
+from ...errors import ConfigError, ConfigProblems, StopReason
 from ...machine.platform import Platform, RunResult
 from ..programs.firmware_image import FirmwareImage, firmware_image
 from ..entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
@@ -30,8 +30,8 @@ from .. import inputs as host_inputs
 from ..launch import settle_new_heap
 
 _STOP_MESSAGES = {
-    "cycle_limit": "Cycle limit has been exceeded.",
-    "time_limit": "CPU time has been exceeded.",
+    StopReason.CYCLE_LIMIT: "Cycle limit has been exceeded.",
+    StopReason.TIME_LIMIT: "CPU time has been exceeded.",
 }
 
 
@@ -88,34 +88,34 @@ def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
     return outcome
 
 
-def exit_status(reason: str, message: str) -> int:
+def exit_status(reason: StopReason, message: str) -> int:
     """The exit status of ``fvp run`` for why the simulation stopped."""
-    if reason == "user" or (reason == "exit" and message == "0"):
+    if reason == StopReason.USER or (reason == StopReason.EXIT and message == "0"):
         return EXIT_OK
     if reason in _STOP_MESSAGES:
         return EXIT_LIMIT
     return EXIT_FAILURE
 
 
-def trailer_lines(reason: str, message: str, t_ns: int) -> list[str]:
+def trailer_lines(reason: StopReason, message: str, t_ns: int) -> list[str]:
     """The FVP's last lines for why the simulation stopped (``reason``/``message`` of a ``RunResult``)."""
     stopped = f"[warning ][main@0][{t_ns} ns] Simulation stopped by user"
     stopping = "Info: Simulation is stopping. Reason: "
-    if reason == "user" or (reason == "exit" and message == "0"):
+    if reason == StopReason.USER or (reason == StopReason.EXIT and message == "0"):
         return ["", "Info: /OSCI/SystemC: Simulation stopped by user.", stopped]
     if reason in _STOP_MESSAGES:
         return ["", stopping + _STOP_MESSAGES[reason], stopped]
-    if reason == "exit":
+    if reason == StopReason.EXIT:
         return ["", f"{stopping}the application exited with status {message}."]
-    if reason == "returned":
+    if reason == StopReason.RETURNED:
         return ["", f"{stopping}the firmware returned without signalling the end (no EOT)."]
-    if reason == "hard_fault":
+    if reason == StopReason.HARD_FAULT:
         return [f"Hard fault: {message}", f"{stopping}the CPU took a hard fault at {t_ns} ns."]
-    if reason == "abort":
+    if reason == StopReason.ABORT:
         return ["", f"{stopping}the application aborted{': ' + message if message else ''}."]
-    if reason == "deadlock":
+    if reason == StopReason.DEADLOCK:
         return [f"{stopping}{message}."]
-    if reason == "guest_error":
+    if reason == StopReason.GUEST_ERROR:
         return [f"[critical] guest error (strict mode): {message}"]
     return [f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)"]
 
