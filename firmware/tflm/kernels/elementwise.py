@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, activation_range_float,
                      activation_range_quantized, check_broadcast, clamp_cast, ensure, requantizer)

@@ -22,7 +22,7 @@ from harness import have_litert, run_cpu, run_litert  # noqa: E402
 from models import FLOAT_MODELS, MODELS, inputs_for  # noqa: E402
 from tflite_builder import Op, T, build  # noqa: E402
 
-from firmware.tflm import fixedpoint as fx  # noqa: E402
+from firmware import fixedpoint as fx  # noqa: E402
 from firmware.tflm.interpreter import InterpreterError  # noqa: E402
 from firmware.tflm.model import ModelError, load_model  # noqa: E402
 from firmware.tflm.planner import Buffer, plan_greedy  # noqa: E402
