@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from firmware.executorch.bundled import is_bundled, load_bundled  # noqa: E402
 from firmware.executorch.flatbuf import FlatBuffer  # noqa: E402
-from firmware.executorch.program import EVALUE_KINDS, load_program  # noqa: E402
+from firmware.executorch.program import load_program  # noqa: E402
+from firmware.executorch.program_types import EVALUE_KINDS  # noqa: E402
 from firmware.executorch.vela_bin import IO_RECORD_SIZE, parse_vela_bin  # noqa: E402
 
 

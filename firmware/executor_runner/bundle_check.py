@@ -13,7 +13,7 @@ from ..executorch import log
 from ..executorch.bundled import VALUE_KINDS
 from ..executorch.error import Error
 from ..executorch.method import RtTensor, dense_strides
-from ..executorch.program import SCALAR_TYPES
+from ..executorch.program_types import SCALAR_TYPES
 
 
 def _describe(scalar_type: int, sizes) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import log
 from .error import Error, RuntimeFailure
-from .program import DYNAMIC_UNBOUND, SCALAR_TYPES, STATIC, Program
+from .program_types import DYNAMIC_UNBOUND, SCALAR_TYPES, STATIC, Program
 
 BOOL_TYPE = 11
 

@@ -16,7 +16,8 @@ import re
 
 from firmware.executorch.bundled import is_bundled, load_bundled
 from firmware.executorch.error import RuntimeFailure
-from firmware.executorch.program import SCALAR_TYPES, load_program
+from firmware.executorch.program import load_program
+from firmware.executorch.program_types import SCALAR_TYPES
 from firmware.executorch.vela_bin import parse_vela_bin
 
 _FLAG_RE = {
