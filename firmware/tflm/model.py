@@ -87,6 +87,7 @@ class Operator:
     outputs: list
     options: object  # the generated *Options table, or None
     custom_options: bytes
+    intermediates: list = field(default_factory=list)  # tensor indices (the converter's LSTM calibration tensors)
 
 
 @dataclass
@@ -236,7 +237,9 @@ def _load(data: bytes) -> Model:
                             inputs=indices(op.InputsAsNumpy() if op.InputsLength() else [], f"operator {i} inputs"),
                             outputs=indices(op.OutputsAsNumpy() if op.OutputsLength() else [],
                                             f"operator {i} outputs"),
-                            options=opt, custom_options=custom))
+                            options=opt, custom_options=custom,
+                            intermediates=indices(op.IntermediatesAsNumpy() if op.IntermediatesLength() else [],
+                                                  f"operator {i} intermediates")))
     model = Model(data=data, version=version,
                   description=(m.Description() or b"").decode("utf-8", "replace"), tensors=tensors, operators=ops,
                   inputs=indices(sg.InputsAsNumpy() if sg.InputsLength() else [], "subgraph inputs"),
