@@ -27,6 +27,11 @@ TENSOR_TYPES = {
 class ModelError(Exception):
     """A .tflite file that cannot be used (one line)."""
 
+    @property
+    def message(self) -> str:
+        """The one line (the host takes an exception with a ``message`` as this image's verdict on a file)."""
+        return str(self)
+
 
 @dataclass
 class Tensor:
