@@ -186,50 +186,56 @@ def _step_slices(geometry):
     return [(slice(b * steps + t, b * steps + t + 1), slice(b, b + 1)) for b in range(batch) for t in range(steps)]
 
 
-def _integer_run(weights, geometry, cell_act, gates, muls, clip, qclip, power, qrange, wide: bool):
+def _steps(geometry, cell_act, gate, new_cell, new_hidden, dtype):
+    """The Eval both variants share (``EvalLstm``/``LstmStep``): per step the forget, input and cell gates from
+    x_t and the old hidden state, the new cell state, the output gate, the new hidden state, which is also the
+    step's output row. ``gate(name, x, hidden, activation)``, ``new_cell(f, i, g, c)``, ``new_hidden(c, o)``."""
     _, _, _, n_in, n_state = geometry
-    w = {k: v.astype(np.int64) for k, v in weights.items()}
-    requant = fx.mbqm64 if wide else (lambda acc, m, s: fx.mbqm(fx.wrap32(acc), m, s))
-
-    def fc(x, wk, bias, params):
-        m, s, zx, zw = params
-        acc = (x.astype(np.int64) - zx) @ (w[wk] - zw).T
-        if bias is not None:
-            acc = acc + w[bias]
-        return np.clip(requant(acc, m, s), I16_MIN, I16_MAX)
-
-    def gate(g, x, hidden, act):
-        p_in, p_rec = gates[g]
-        a = fc(x, IN_WEIGHTS[g], BIASES[g], p_in)
-        b = fc(hidden, REC_WEIGHTS[g], None, p_rec)
-        pre = np.clip(a + b, I16_MIN, I16_MAX)  # AddElementWise saturates
-        if act == ACT_SIGMOID:
-            return logistic_int16(pre, 0, 0).astype(np.int64)
-        return tanh_int16(pre, 0, 0).astype(np.int64)  # Tanh(-12): Q3.12, input shift 0
-
-    def mul(a, b, params, lo, hi):
-        m, s, zo = params
-        return np.clip(fx.mbqm(a * b, m, s) + zo, lo, hi)
 
     def run(ins, outs):
         x_all = ins[INPUT].reshape(-1, n_in)
         h_var, c_var = ins[STATE_OUT].reshape(-1, n_state), ins[CELL].reshape(-1, n_state)
         out = outs[0].reshape(-1, n_state)
         for rows, st in _step_slices(geometry):
-            x, hidden = x_all[rows], h_var[st].astype(np.int64)
+            x, hidden = x_all[rows].astype(dtype), h_var[st].astype(dtype)
             f = gate("forget", x, hidden, ACT_SIGMOID)
             i = gate("input", x, hidden, ACT_SIGMOID)
             g = gate("cell", x, hidden, cell_act)
-            cell = mul(f, c_var[st].astype(np.int64), muls["forget_cell"], I16_MIN, I16_MAX)
-            cell = np.clip(cell + mul(i, g, muls["input_cell"], I16_MIN, I16_MAX), I16_MIN, I16_MAX)
-            if clip > 0:
-                cell = np.clip(cell, -qclip, qclip)
+            cell = new_cell(f, i, g, c_var[st].astype(dtype))
             c_var[st] = cell
-            o = gate("output", x, hidden, ACT_SIGMOID)
-            new_h = mul(_tanh_state(cell, power), o, muls["output"], *qrange)
-            h_var[st] = new_h
-            out[rows] = new_h
+            h_var[st] = out[rows] = new_hidden(cell, gate("output", x, hidden, ACT_SIGMOID))
     return run
+
+
+def _integer_run(weights, geometry, cell_act, gates, muls, clip, qclip, power, qrange, wide: bool):
+    w = {k: v.astype(np.int64) for k, v in weights.items()}
+    requant = fx.mbqm64 if wide else (lambda acc, m, s: fx.mbqm(fx.wrap32(acc), m, s))
+
+    def fc(x, wk, bias, params):
+        m, s, zx, zw = params
+        acc = (x - zx) @ (w[wk] - zw).T
+        if bias is not None:
+            acc = acc + w[bias]
+        return np.clip(requant(acc, m, s), I16_MIN, I16_MAX)
+
+    def gate(g, x, hidden, act):
+        p_in, p_rec = gates[g]
+        pre = np.clip(fc(x, IN_WEIGHTS[g], BIASES[g], p_in) + fc(hidden, REC_WEIGHTS[g], None, p_rec),
+                      I16_MIN, I16_MAX)  # AddElementWise saturates
+        if act == ACT_SIGMOID:
+            return logistic_int16(pre, 0, 0).astype(np.int64)
+        return tanh_int16(pre, 0, 0).astype(np.int64)  # Tanh(-12): Q3.12, input shift 0
+
+    def mul(a, b, params, lo=I16_MIN, hi=I16_MAX):
+        m, s, zo = params
+        return np.clip(fx.mbqm(a * b, m, s) + zo, lo, hi)
+
+    def new_cell(f, i, g, c):
+        cell = np.clip(mul(f, c, muls["forget_cell"]) + mul(i, g, muls["input_cell"]), I16_MIN, I16_MAX)
+        return np.clip(cell, -qclip, qclip) if clip > 0 else cell
+
+    return _steps(geometry, cell_act, gate, new_cell,
+                  lambda c, o: mul(_tanh_state(c, power), o, muls["output"], *qrange), np.int64)
 
 
 def _float_fc(x, w, bias):
@@ -241,29 +247,14 @@ def _float_fc(x, w, bias):
 
 
 def _float_run(weights, geometry, cell_act, clip: float):
-    _, _, _, n_in, n_state = geometry
     w = {k: v.astype(np.float32) for k, v in weights.items()}
 
     def gate(g, x, hidden, act):
         pre = _float_fc(x, w[IN_WEIGHTS[g]], w[BIASES[g]]) + _float_fc(hidden, w[REC_WEIGHTS[g]], None)
         return logistic_float(pre) if act == ACT_SIGMOID else tanhf(pre)
 
-    def run(ins, outs):
-        x_all = ins[INPUT].reshape(-1, n_in).astype(np.float32)
-        h_var, c_var = ins[STATE_OUT].reshape(-1, n_state), ins[CELL].reshape(-1, n_state)
-        out = outs[0].reshape(-1, n_state)
-        for rows, st in _step_slices(geometry):
-            x, hidden = x_all[rows], h_var[st].astype(np.float32)
-            f = gate("forget", x, hidden, ACT_SIGMOID)
-            i = gate("input", x, hidden, ACT_SIGMOID)
-            g = gate("cell", x, hidden, cell_act)
-            cell = (f * c_var[st] + i * g).astype(np.float32)
-            if clip > 0:
-                cell = np.clip(cell, np.float32(-clip), np.float32(clip))
-            c_var[st] = cell
-            o = gate("output", x, hidden, ACT_SIGMOID)
-            new_h = (tanhf(cell) * o).astype(np.float32)
-            h_var[st] = new_h
-            out[rows] = new_h
-    return run
+    def new_cell(f, i, g, c):
+        cell = (f * c + i * g).astype(np.float32)
+        return np.clip(cell, np.float32(-clip), np.float32(clip)) if clip > 0 else cell
 
+    return _steps(geometry, cell_act, gate, new_cell, lambda c, o: (tanhf(c) * o).astype(np.float32), np.float32)
