@@ -23,7 +23,8 @@ Configurations (``--configs``, comma-separated; the default is all but the legac
     u85-256                    Ethos_U85_SYS_DRAM_Mid, Dedicated_Sram with a 384 KiB cache (ExecuTorch run.sh's
                                Dedicated_Sram_384KB for the U85)
     <name>-legacy              the same with Vela's ``--debug-force-legacy-core`` (Vela's older compiler core)
-    cpu                        no Vela: the source model on the CPU alone (TFLite Micro's reference kernels)
+    cpu                        no Vela: the source model on the CPU alone (TFLite Micro's reference kernels), with
+                               a 16 MiB tensor arena in DDR (a float or unplanned model needs more than 2 MiB)
 
 ``--vela PATH`` runs another Vela executable (e.g. a 3.x release in its own venv); ``--legacy-vela PATH`` only for
 the ``-legacy`` configurations (then without the flag). ``--by-hand`` adds the flags a user would give by hand
@@ -80,6 +81,7 @@ for _n, _c in list(CONFIGS.items()):
     CONFIGS[f"{_n}-legacy"] = (*_c[:3], (*_c[3], "--debug-force-legacy-core"))
 DEFAULT_CONFIGS = [n for n in CONFIGS if not n.endswith("-legacy")]
 CPU = "cpu"  # the source model as it is, without Vela
+CPU_ARGS = ["-C", "firmware.pools.arena.region=DDR", "-C", "firmware.pools.arena.size=16MiB"]
 
 
 @dataclass
@@ -248,7 +250,7 @@ def validate(entry: dict, config: str | None, work: Path, n_inputs: int, seed: i
         return row
     source = oracle_src.read_bytes()
     in_specs, out_specs = model_io(source)
-    extra = []
+    extra = list(CPU_ARGS) if config == CPU else []
     if by_hand and config not in (None, CPU):
         accel, _, mm, _ = CONFIGS[config]
         extra = by_hand_args(accel, mm)

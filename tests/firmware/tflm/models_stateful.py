@@ -1,7 +1,8 @@
 """Kernel test models whose oracle is TFLite Micro's own interpreter (``tflm_oracle.npz``, made by
 ``make_tflm_oracle.py`` with PyPI ``tflite-micro``): UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF (variable tensors: every
-model is invoked ``INVOCATIONS`` times on one interpreter, so the state carried between invocations is checked)
-and DIV (int8 is TFLite Micro's own arithmetic; LiteRT's reference kernel has no int8 DIV)."""
+model is invoked ``INVOCATIONS`` times on one interpreter, so the state carried between invocations is checked),
+DIV (int8 is TFLite Micro's own arithmetic; LiteRT's reference kernel has no int8 DIV), SPLIT_V and QUANTIZE
+between uint8 and int8 (what the real models of issue 31 carry)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def m_lstm(kind="int8", batch=1, steps=5, n_in=6, n_state=4, time_major=False, c
     if kind == "float32":
         ts.append(T("x", xshape, "float32"))
         for g in "ifco":
-            ts.append(T(f"w_{g}", [n_state, n_in], "float32", r.standard_normal((n_state, n_in)).astype(np.float32) * .4))
+            w = r.standard_normal((n_state, n_in)).astype(np.float32) * .4
+            ts.append(T(f"w_{g}", [n_state, n_in], "float32", w))
         for g in "ifco":
             ts.append(T(f"r_{g}", [n_state, n_state], "float32",
                         r.standard_normal((n_state, n_state)).astype(np.float32) * .4))
@@ -101,6 +103,22 @@ def m_div(kind="int8", shape1=(2, 3, 4), shape2=(2, 3, 4), act=0):
                  ["y"])
 
 
+def m_split_v(dtype="float32", shape=(2, 7, 3), sizes=(2, 4, 1), axis=1):
+    outs = [T(f"y{i}", [s if d == axis % len(shape) else n for d, n in enumerate(shape)], dtype,
+              **({"scale": [0.1], "zero_point": [3]} if dtype == "int8" else {})) for i, s in enumerate(sizes)]
+    ts = [T("x", list(shape), dtype, **({"scale": [0.1], "zero_point": [3]} if dtype == "int8" else {})),
+          T("s", [len(sizes)], "int32", np.array([-1 if i == 0 else s for i, s in enumerate(sizes)], np.int32)),
+          T("a", [1], "int32", np.array([axis], np.int32)), *outs]
+    names = [o.name for o in outs]
+    return build(ts, [Op("SPLIT_V", ["x", "s", "a"], names, ("SplitVOptions", {"NumSplits": len(sizes)}))], ["x"],
+                 names)
+
+
+def m_quantize(src="uint8", dst="int8", s_in=0.05, z_in=128, s_out=0.05, z_out=0):
+    return build([_q("x", [1, 6, 5], s_in, z_in, src), _q("y", [1, 6, 5], s_out, z_out, dst)],
+                 [Op("QUANTIZE", ["x"], ["y"])], ["x"], ["y"])
+
+
 MODELS = {
     "lstm_int8": m_lstm, "lstm_int8_time_major_b2": lambda: m_lstm(batch=2, time_major=True, hidden_zp=-4),
     "lstm_int8_batches": lambda: m_lstm(batch=3, steps=4, n_in=5, n_state=7, cell_log2=-12),
@@ -111,6 +129,10 @@ MODELS = {
     "svdf_f32": lambda: m_svdf("float32"),
     "div_int8": m_div, "div_int8_broadcast_relu": lambda: m_div("int8", (2, 1, 4), (3, 1), act=1),
     "div_f32": lambda: m_div("float32", (3, 5), (5,)), "div_int32": lambda: m_div("int32", (4, 6), (4, 6)),
+    "split_v_f32": m_split_v, "split_v_int8_last_axis": lambda: m_split_v("int8", (3, 10), (3, 5, 2), -1),
+    "quantize_uint8_int8": m_quantize, "quantize_uint8_int8_rescale": lambda: m_quantize(s_in=0.02, z_in=100,
+                                                                                          s_out=0.07, z_out=-5),
+    "quantize_int8_uint8": lambda: m_quantize("int8", "uint8", 0.03, -10, 0.05, 128),
 }
 
 

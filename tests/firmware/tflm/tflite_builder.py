@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import flatbuffers
 import numpy as np
 
-TYPES = {"float32": 0, "float16": 1, "int32": 2, "int64": 4, "int16": 7, "int8": 9, "bool": 6}
-NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64, "int16": np.int16,
-      "int8": np.int8, "bool": np.bool_}
+TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "int16": 7, "int8": 9, "bool": 6}
+NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint8": np.uint8, "int64": np.int64,
+      "int16": np.int16, "int8": np.int8, "bool": np.bool_}
 
 
 @dataclass
