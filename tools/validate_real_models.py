@@ -265,7 +265,7 @@ def validate(entry: dict, config: str | None, work: Path, n_inputs: int, seed: i
                 return row
             rc, log, got = fvp_run(compiled, inputs, Path(tmp), extra)
             row.total += 1
-            if k == 0:
+            if k == 0 and config != CPU:
                 row.npu_cycles = npu_total(log)
             detail = {"input_seed": seed + k, "exit": rc}
             if litert:

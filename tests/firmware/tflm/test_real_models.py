@@ -20,7 +20,6 @@ from fvp.host.programs.program_board import resolve
 DATA = ROOT / "tests" / "data" / "tflm" / "real"
 META = {k: v for k, v in json.loads((DATA / "fixtures.json").read_text()).items() if not k.startswith("_")}
 EXPECTED = np.load(DATA / "expected.npz")
-QUICK = {"hello_world_int8_u65-256"}  # one quick end-to-end run; the others are slow (whole programs)
 
 
 def _arrays(name, k, kind):
@@ -41,7 +40,7 @@ def _run(name, k, tmp_path, capsys, *extra):
 
 def _params():
     for name, meta in sorted(META.items()):
-        marks = [] if name in QUICK else [pytest.mark.slow]
+        marks = [pytest.mark.slow]  # whole programs, two runs each (0.5 s and more)
         if meta["expect"].startswith("xfail"):
             marks.append(pytest.mark.xfail(strict=True, reason=meta["expect"].split(":", 1)[1].strip()))
         yield pytest.param(name, marks=marks, id=name)
