@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tflm", required=True, help="a tflite-micro checkout (the source models)")
     ap.add_argument("--out", default=str(ROOT / "tests" / "data" / "tflm" / "real"))
     args = ap.parse_args(argv)
-    from fvp.host.programs.tflite_program import tflite_npu_config
+    from fvp.host.programs.tflm_board import tflite_configurations
     from fvp.host.programs.vela import compile_tflite, version
 
     out = Path(args.out)
@@ -84,10 +84,11 @@ def main(argv=None) -> int:
                 accel, sc, mm, extra = CONFIGS[config]
                 compiled = compile_tflite(src, Path(tmp) / name, accel, sc, mm, list(extra), label=name).path
                 data = compiled.read_bytes()
-                cfg = tflite_npu_config(data)
+                ops = tflite_configurations(data)
                 entry.update(vela=version(), vela_flags=[accel, sc, mm, *extra],
-                             records={"targets": list(cfg.targets), "memory_modes": list(cfg.memory_modes),
-                                      "fast_scratch_bytes": cfg.fast_scratch_size})
+                             records={"targets": [o["target"] for o in ops],
+                                      "memory_modes": [o["memory_mode"] for o in ops],
+                                      "fast_scratch_bytes": max((o["fast_scratch"] for o in ops), default=0)})
             (out / f"{name}.tflite").write_bytes(data)
             specs_in, specs_out = model_io(source)
             for k, seed in enumerate(INPUT_SEEDS):

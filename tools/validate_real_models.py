@@ -223,11 +223,11 @@ def npu_total(log: str) -> int | None:
 
 def compiled_config(data: bytes) -> str:
     """What a compiled file's command stream was built for (the OPTIMIZER_CONFIG word), for the table."""
-    from fvp.host.programs.tflite_program import tflite_npu_config
+    from fvp.host.programs.tflm_board import tflite_configurations
 
-    cfg = tflite_npu_config(data)
-    target = cfg.targets[0] if cfg.targets else "?"
-    mode = cfg.memory_modes[0] if cfg.memory_modes else ""
+    ops = tflite_configurations(data)
+    target = (ops[0]["target"] or "?") if ops else "?"
+    mode = ops[0]["memory_mode"] if ops else ""
     return f"{target} {mode} (as compiled)".replace("  ", " ")
 
 
