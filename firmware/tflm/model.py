@@ -27,6 +27,11 @@ TENSOR_TYPES = {
 class ModelError(Exception):
     """A .tflite file that cannot be used (one line)."""
 
+    @property
+    def message(self) -> str:
+        """The one line (the host takes an exception with a ``message`` as this image's verdict on a file)."""
+        return str(self)
+
 
 @dataclass
 class Tensor:
@@ -87,6 +92,7 @@ class Operator:
     outputs: list
     options: object  # the generated *Options table, or None
     custom_options: bytes
+    intermediates: list = field(default_factory=list)  # tensor indices (the converter's LSTM calibration tensors)
 
 
 @dataclass
@@ -236,7 +242,9 @@ def _load(data: bytes) -> Model:
                             inputs=indices(op.InputsAsNumpy() if op.InputsLength() else [], f"operator {i} inputs"),
                             outputs=indices(op.OutputsAsNumpy() if op.OutputsLength() else [],
                                             f"operator {i} outputs"),
-                            options=opt, custom_options=custom))
+                            options=opt, custom_options=custom,
+                            intermediates=indices(op.IntermediatesAsNumpy() if op.IntermediatesLength() else [],
+                                                  f"operator {i} intermediates")))
     model = Model(data=data, version=version,
                   description=(m.Description() or b"").decode("utf-8", "replace"), tensors=tensors, operators=ops,
                   inputs=indices(sg.InputsAsNumpy() if sg.InputsLength() else [], "subgraph inputs"),

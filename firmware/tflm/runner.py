@@ -42,15 +42,16 @@ import io
 
 import numpy as np
 
+from hwdesc import ethosu as U55, ethosu85 as U85
 from hwdesc.boot import BootInfo
-from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV
 
-from ..drivers.ethosu import EthosUDriver
+from ..drivers.ethosu import driver_for
 from ..drivers.uart import Uart
 from .ethosu_op import EthosUKernel
 from .interpreter import Interpreter, InterpreterError
 from .model import ModelError, builtin_names, load_model
 from .planner import PLANNERS
+from .program_info import ethosu_configurations  # noqa: F401 - the image's program reader, for the host
 
 _OPTIONS = {
     "inputs": "how inputs are filled without -i: random (MLEK: std::rand() & 0xFF) or zeros",
@@ -63,11 +64,19 @@ _OPTIONS = {
     "rtol": "unused by this image (inherited)",
 }
 
-# the Ethos-U PMU registers and the events ethosu_profiler.c counts (NPU_IDLE first), from the interface tables
-PMCR, PMCNTENSET, PMCNTENCLR, PMCCNTR, PMCCNTR_HI, PMCCNTR_CFG = (NPU[n].offset for n in (
-    "PMCR", "PMCNTENSET", "PMCNTENCLR", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
-PROFILER_EVENTS = (EV.NPU_IDLE, EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_BEAT_WRITTEN,
-                   EV.AXI1_RD_DATA_BEAT_RECEIVED)
+# the events ethosu_profiler.c counts, per NPU family (the PMU registers and event numbers from the interface
+# tables): ETHOSU55/ETHOSU65 NPU_IDLE first (ACTIVE = TOTAL - IDLE), the AXI0 read/write and AXI1 read beats;
+# ETHOSU85 NPU_ACTIVE first (IDLE = TOTAL - ACTIVE), the SRAM and EXT read/write beats, printed with the names
+# ethosu_profiler.c gives them ("NPU ETHOSU_PMU_SRAM_RD_DATA_BEAT_RECEIVED", ...)
+PROFILER_EVENTS = {
+    "u55": (U55.MMIO, (U55.PMU_EVENT.NPU_IDLE, U55.PMU_EVENT.AXI0_RD_DATA_BEAT_RECEIVED,
+                       U55.PMU_EVENT.AXI0_WR_DATA_BEAT_WRITTEN, U55.PMU_EVENT.AXI1_RD_DATA_BEAT_RECEIVED)),
+    "u85": (U85.MMIO, tuple(U85.PMU_EVENT.value(n) for n in (
+        "NPU_ACTIVE", "SRAM_RD_DATA_BEAT_RECEIVED", "SRAM_WR_DATA_BEAT_WRITTEN", "EXT_RD_DATA_BEAT_RECEIVED",
+        "EXT_WR_DATA_BEAT_WRITTEN"))),
+}
+U85_BEATS = ("SRAM_RD_DATA_BEAT_RECEIVED", "SRAM_WR_DATA_BEAT_WRITTEN", "EXT_RD_DATA_BEAT_RECEIVED",
+             "EXT_WR_DATA_BEAT_WRITTEN")
 
 
 def check_config(boot: BootInfo) -> list[str]:
@@ -101,30 +110,39 @@ class _Stop(Exception):
 class NpuProfiler:
     """The driver hooks of ``ethosu_profiler.c``: counters on between ethosu_inference_begin and _end."""
 
-    def __init__(self, bus, base: int):
-        self.bus, self.base = bus, base
-        self.mask = NPU.PMCNTENSET.mask()  # the four event counters and the cycle counter
+    def __init__(self, bus, base: int, family: str = "u55"):
+        self.bus, self.base, self.family = bus, base, family
+        self.regs, self.events = PROFILER_EVENTS[family]
+        r = self.regs
+        self.pmcr, self.enset, self.enclr, self.ccnt, self.ccnt_hi, self.ccnt_cfg = (r[n].offset for n in (
+            "PMCR", "PMCNTENSET", "PMCNTENCLR", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
+        # the cycle counter and the event counters the profiler uses
+        self.mask = r.PMCNTENSET.mask("CYCLE_CNT", *(f"EVENT_CNT_{i}" for i in range(len(self.events))))
 
     def init(self) -> None:
-        w, r, b = self.bus.write32, self.bus.read32, self.base
-        for i, ev in enumerate(PROFILER_EVENTS):
-            w(b + NPU.PMEVTYPER.at(i), ev)
-        w(b + PMCCNTR_CFG, 0)
-        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("cnt_en"))  # ETHOSU_PMU_Enable
-        w(b + PMCNTENCLR, self.mask)
-        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("event_cnt_rst", "cycle_cnt_rst"))
+        w, r, b, regs = self.bus.write32, self.bus.read32, self.base, self.regs
+        for i, ev in enumerate(self.events):
+            w(b + regs.PMEVTYPER.at(i), ev)
+        w(b + self.ccnt_cfg, 0)
+        w(b + self.pmcr, r(b + self.pmcr) | regs.PMCR.mask("cnt_en"))  # ETHOSU_PMU_Enable
+        w(b + self.enclr, self.mask)
+        w(b + self.pmcr, r(b + self.pmcr) | regs.PMCR.mask("event_cnt_rst", "cycle_cnt_rst"))
 
     def inference_begin(self) -> None:
-        self.bus.write32(self.base + PMCNTENCLR, self.mask)
-        self.bus.write32(self.base + PMCNTENSET, self.mask)
+        self.bus.write32(self.base + self.enclr, self.mask)
+        self.bus.write32(self.base + self.enset, self.mask)
 
     def inference_end(self) -> None:
-        self.bus.write32(self.base + PMCNTENCLR, self.mask)
+        self.bus.write32(self.base + self.enclr, self.mask)
 
     def counters(self) -> dict:
         r, b = self.bus.read32, self.base
-        total = r(b + PMCCNTR) | (r(b + PMCCNTR_HI) << 32)
-        ev = [r(b + NPU.PMEVCNTR.at(i)) for i in range(len(PROFILER_EVENTS))]
+        total = r(b + self.ccnt) | (r(b + self.ccnt_hi) << 32)
+        ev = [r(b + self.regs.PMEVCNTR.at(i)) for i in range(len(self.events))]
+        if self.family == "u85":
+            out = {"active": ev[0], "idle": total - ev[0], "total": total}
+            out.update(zip(U85_BEATS, ev[1:]))
+            return out
         return {"idle": ev[0], "axi0_rd": ev[1], "axi0_wr": ev[2], "axi1_rd": ev[3], "total": total,
                 "active": total - ev[0]}
 
@@ -187,13 +205,15 @@ class Runner:
             self.fail("Failed to initialise model", f"{boot.model_name or 'model'}: {e}")
         arena = boot.pools["arena"]
         npu = boot.npu
-        self.profiler = NpuProfiler(bus, npu.base) if npu is not None else None
+        family = "u85" if npu is not None and str(npu.variant).startswith("ethos-u85") else "u55"
+        self.profiler = NpuProfiler(bus, npu.base, family) if npu is not None else None
         driver = None
         if npu is not None:
             fast = boot.pools.get("fast_scratch")
-            driver = EthosUDriver(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
-                                  fast_memory=(fast.address, fast.size) if fast is not None and fast.size else None,
-                                  console=self.console, hooks=self.profiler)
+            driver_cls, build = driver_for(npu.variant)  # the driver built for this NPU (ETHOSU55/65/85)
+            driver = driver_cls(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
+                                fast_memory=(fast.address, fast.size) if fast is not None and fast.size else None,
+                                console=self.console, hooks=self.profiler, **build)
             if not driver.init():
                 self.fail("Failed to initialise Ethos-U device", "Ethos-U init failed")
         self.info(f"Creating allocator using tensor arena at 0x{arena.address:08x}")
@@ -288,7 +308,12 @@ class Runner:
         c = self.profiler.counters() if self.profiler is not None else None
         self.info("Profile for Inference:")
         rows = []
-        if c is not None:
+        if c is not None and self.profiler.family == "u85":
+            # ethosu_profiler.c's ETHOSU85 counters in its order, the derived NPU IDLE, the total
+            rows += [("NPU ACTIVE", "cycles", c["active"])]
+            rows += [(f"NPU ETHOSU_PMU_{n}", "beats", c[n]) for n in U85_BEATS]
+            rows += [("NPU IDLE", "cycles", c["idle"]), ("NPU TOTAL", "cycles", c["total"])]
+        elif c is not None:
             npu = [("NPU AXI0_RD_DATA_BEAT_RECEIVED", "beats", c["axi0_rd"]),
                    ("NPU AXI0_WR_DATA_BEAT_WRITTEN", "beats", c["axi0_wr"]),
                    ("NPU AXI1_RD_DATA_BEAT_RECEIVED", "beats", c["axi1_rd"]),

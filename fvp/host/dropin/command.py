@@ -158,7 +158,8 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                f"Info: {spec.fvp_name}: Creating {fl['npu']} with config H{macs}"
                + (f" ({npu.system_config.name}, {npu.memory_mode.name})" if npu else ""),
                f"Info: application: {app.source}"
-               + (f"; from its compile specs: {', '.join(notes)}" if notes else "")
+               + (f"; from {'its ethos-u operator' if app.model[4:8] == b'TFL3' else 'its compile specs'}: "
+                  f"{', '.join(notes)}" if notes else "")
                + (f"; {elf_note}" if elf_note else "")]
         print("\n".join(say), flush=True)
     result = session.run(platform, image.main, stat=args.stat)
