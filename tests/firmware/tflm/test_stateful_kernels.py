@@ -35,7 +35,7 @@ def _div_outside_contract(data, ins):
     small that headroom - recip_shift - shift > 31): a DCHECK in debug builds, an undefined shift in release ones
     (the x86 build the oracle ran wraps the count mod 32; an Arm ASR fills with the sign). The firmware divides
     exactly there (the rounded quotient); elsewhere it must equal TFLM."""
-    from firmware.tflm import fixedpoint as fx
+    from firmware import fixedpoint as fx
     from firmware.tflm.kernels.div import count_leading_sign_bits
 
     m = load_model(data)
