@@ -32,6 +32,7 @@ from ..bus import Bus, Device
 from ..devices.regbank import RegisterBank, register_property
 from ...errors import BusFault, NpuFault
 from .command_stream import isa_of
+from .memo import BoundedCache
 from .pmu import Pmu
 
 _STATUS, _CMD = MMIO_BASE.STATUS, MMIO_BASE.CMD
@@ -67,7 +68,7 @@ class StreamRecord:
 
 
 _WEIGHT_CACHE = None
-_TIMING_CACHE: dict = {}
+_TIMING_CACHE = BoundedCache(max_entries=64)  # (configuration, stream, REGIONCFG, QCONFIG, QSIZE) -> timing
 
 
 def shared_weight_cache():
@@ -289,9 +290,7 @@ class EthosU(Device):
             if disk is not None:
                 disk.put_obj(disk_key, timing)
         if key not in _TIMING_CACHE:
-            if len(_TIMING_CACHE) >= 64:
-                _TIMING_CACHE.pop(next(iter(_TIMING_CACHE)))
-            _TIMING_CACHE[key] = timing
+            _TIMING_CACHE.put(key, timing)
         return timing
 
     def _describe_fault(self, fault: NpuFault) -> str:

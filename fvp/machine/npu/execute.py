@@ -13,40 +13,20 @@ RAM) raising ``NpuFault("bus_error", address=...)`` for an address the NPU canno
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import NpuFault
-from ..sim import interruption_point
+from ..cancel import interruption_point
 from . import bounds
 from . import featuremap as fmap
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, decode_command
 from .descriptors import TRANSPOSE_AXES
-from .memo import MISS, IdentityMemo
+from .memo import MISS, BoundedCache, IdentityMemo
 from .operations import NpuOperation, build_operation
-
-SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
-
-
-@dataclass
-class OpRecord:
-    """One executed operation with its traffic: bytes per tensor (``ifm``, ``ifm2``, ``weights``, ``scales``,
-    ``lut``, ``ofm``, ``dma``) and per region (``SHRAM_REGION`` = -1 for the internal SHRAM)."""
-
-    op: NpuOperation
-    macs: int = 0
-    bytes_read: dict = field(default_factory=dict)
-    bytes_written: dict = field(default_factory=dict)
-    region_read: dict = field(default_factory=dict)
-    region_written: dict = field(default_factory=dict)
-
-    def _add(self, which, tensor, region, n):
-        d, r = (self.bytes_read, self.region_read) if which == "r" else (self.bytes_written, self.region_written)
-        d[tensor] = d.get(tensor, 0) + int(n)
-        r[region] = r.get(region, 0) + int(n)
-
+from .traffic import SHRAM_REGION, OpRecord  # noqa: F401  (OpRecord: the records a StreamResult lists)
 
 @dataclass
 class StreamResult:
@@ -130,7 +110,7 @@ def _read_fm(ctx: _Ctx, rec: OpRecord, fm, tensor: str, h: int, w: int, d: int) 
         return np.zeros((max(h, 0), max(w, 0), max(d, 0)), np.int32)
     lo, hi = ext
     view = ctx.view(fm.region, lo, hi - lo, False)
-    rec._add("r", tensor, fm.region, fmap.storage_bytes(fm, h, w, d))
+    rec.add("r", tensor, fm.region, fmap.storage_bytes(fm, h, w, d))
     return fmap.gather(fm, view, lo, h, w, d)
 
 
@@ -148,7 +128,7 @@ def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
         return
     lo, hi = ext
     view = ctx.view(fm.region, lo, hi - lo, True)
-    rec._add("w", "ofm", fm.region, fmap.storage_bytes(fm, h, w, d))
+    rec.add("w", "ofm", fm.region, fmap.storage_bytes(fm, h, w, d))
     fmap.scatter(fm, view, lo, values)
 
 
@@ -170,8 +150,8 @@ def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
             snap = None
         if snap == memo[0]:
             for c in active:
-                rec._add("r", "weights", op.weights[c].region, op.weights[c].length)
-                rec._add("r", "scales", op.scales[c].region, op.scales[c].length)
+                rec.add("r", "weights", op.weights[c].region, op.weights[c].length)
+                rec.add("r", "scales", op.scales[c].region, op.scales[c].length)
             cache.hits += len(active)
             return memo[1]
     result = _decode_weights_and_scales(ctx, rec, op, cache)
@@ -207,14 +187,14 @@ def _decode_weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation, cache
             parts.append(None)
             continue
         wbytes = ctx.view(wr.region, wr.address, wr.length, False)
-        rec._add("r", "weights", wr.region, wr.length)
+        rec.add("r", "weights", wr.region, wr.length)
         W = cache.get(wbytes, ofm_depth=od, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
                       dilation_y=k.dilation_y, dilation_x=k.dilation_x, ofm_block_depth=op.ofm_block[2],
                       depthwise=depthwise, part_kernel_first=k.part_kernel_first, ifm_bits=op.ifm.bits,
                       ofm_ublock_depth=ctx.arch.ofm_ublock_depth, ifm_ublock_depth=ctx.arch.ifm_ublock_depth,
                       cores=cores, core=core)
         sbytes = ctx.view(sr.region, sr.address, sr.length, False)
-        rec._add("r", "scales", sr.region, sr.length)
+        rec.add("r", "scales", sr.region, sr.length)
         parts.append((W, decode_scales(sbytes, n)))
     if cores == 1:
         W, (bias, scale, shift) = parts[0]
@@ -242,7 +222,7 @@ def _weights_and_scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     streams = []
     for wr in op.weights:
         streams.append(ctx.view(wr.region, wr.address, wr.length, False) if wr.length else np.zeros(0, np.uint8))
-        rec._add("r", "weights", wr.region, wr.length)
+        rec.add("r", "weights", wr.region, wr.length)
     k = op.kernel
     traversal = ("depthwise" if op.kind == "DEPTHWISE" else
                  "part_kernel_first" if k.part_kernel_first else "depth_first")
@@ -270,7 +250,7 @@ def _scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
 
     sr = op.scales[0]
     sbytes = ctx.view(sr.region, sr.address, sr.length, False)
-    rec._add("r", "scales", sr.region, sr.length)
+    rec.add("r", "scales", sr.region, sr.length)
     return decode_scales_u85(sbytes, op.ofm.depth, 48 if op.acc_format == "I48" else 32)
 
 
@@ -291,7 +271,7 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     if act.builtin and length < table_bytes:
         raise NpuFault("cmd_parse_error", f"{act.name} table at LUT slot {t} runs past the end of the LUT RAM",
                        offset=op.offset)
-    rec._add("r", "lut", SHRAM_REGION, min(table_bytes, length))
+    rec.add("r", "lut", SHRAM_REGION, min(table_bytes, length))
     return ctx.shram_slice(start, length)
 
 
@@ -385,7 +365,7 @@ def _run_dma_u85(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     index = None
     if d.indexed:
         index = ctx.view(d.idx_region, d.idx_address, 4 * rows, False).view("<i4").astype(np.int64)
-        rec._add("r", "dma", d.idx_region, 4 * rows)
+        rec.add("r", "dma", d.idx_region, 4 * rows)
         bad = np.flatnonzero((index < 0) | (index > d.idx_max))
         if bad.size:
             raise NpuFault("bus_error", f"DMA index {int(index[bad[0]])} (entry {int(bad[0])}) is outside 0.."
@@ -404,8 +384,8 @@ def _run_dma_u85(ctx: _Ctx, op: NpuOperation) -> OpRecord:
             data = np.array(at(d.src_internal, d.src_region, d.src_address, d.src_stride0, d.src_stride1, p, src_row,
                                False), copy=True)
             at(d.dst_internal, d.dst_region, d.dst_address, d.dst_stride0, d.dst_stride1, p, dst_row, True)[:] = data
-    rec._add("r", "dma", SHRAM_REGION if d.src_internal else d.src_region, n)
-    rec._add("w", "dma", SHRAM_REGION if d.dst_internal else d.dst_region, n)
+    rec.add("r", "dma", SHRAM_REGION if d.src_internal else d.src_region, n)
+    rec.add("w", "dma", SHRAM_REGION if d.dst_internal else d.dst_region, n)
     return rec
 
 
@@ -424,10 +404,10 @@ def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
         return rec
     if d.src_internal:
         src = ctx.shram_slice(d.src_address, total)
-        rec._add("r", "dma", SHRAM_REGION, total)
+        rec.add("r", "dma", SHRAM_REGION, total)
     else:
         src = ctx.view(d.src_region, d.src_address, total, False)
-        rec._add("r", "dma", d.src_region, total)
+        rec.add("r", "dma", d.src_region, total)
     # [inferred from Regor's U65 generator] row r of plane p goes to
     # dst + p * (LEN * SIZE0 + SKIP1) + r * (LEN + SKIP0); the source is contiguous.
     row_stride = d.length + (d.skip0 if mode else 0)
@@ -458,22 +438,20 @@ def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
                 o = p * plane_stride + r * row_stride - lo
                 dst[o:o + d.length] = data[i * d.length:(i + 1) * d.length]
                 i += 1
-    rec._add("w", "dma", region, total)
+    rec.add("w", "dma", region, total)
     return rec
 
 
 # Streams that decoded cleanly to STOP, by content: (operations, commands, end offset). Decoding is a pure
 # function of the words; a program's streams are decoded once and replayed by every later inference.
-_DECODED: dict = {}
-_DECODED_MAX = 64
+_DECODED = BoundedCache(max_entries=64)
 
 
 def _remember(key, ops: list, op_counts: list, end: int, disk=None) -> None:
-    if len(_DECODED) >= _DECODED_MAX:
-        _DECODED.pop(next(iter(_DECODED)))
-    _DECODED[key] = (ops, op_counts[-1], end, op_counts)
+    decoded = (ops, op_counts[-1], end, op_counts)
+    _DECODED.put(key, decoded)
     if disk is not None:
-        disk.put_obj(key[0].encode() + key[1], _DECODED[key])
+        disk.put_obj(key[0].encode() + key[1], decoded)
 
 
 def _stream_disk(ctx: _Ctx):

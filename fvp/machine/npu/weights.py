@@ -29,7 +29,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from fvp.machine.npu.engines._jit import njit
+from fvp.machine.npu.jit import njit
 from fvp.machine.npu.mlw import MlwError, decode_mlw, _as_uint8
 
 __all__ = ["unpack_weights", "weight_stream_length", "decode_scales", "WeightCache", "SCALE_ENTRY_BYTES"]

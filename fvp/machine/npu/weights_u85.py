@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fvp.machine.npu.engines._jit import njit
+from fvp.machine.npu.jit import njit
 from fvp.machine.npu.mlw import MlwError, _as_uint8, decode_mlw
 
 __all__ = ["TRAVERSALS", "WEIGHT_FORMATS", "SCALE_ENTRY_BYTES", "ifm_block_depth_u85", "weight_stream_length_u85",

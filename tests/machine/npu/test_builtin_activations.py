@@ -13,6 +13,7 @@ import pytest
 
 from firmware.tflm.kernels import activations as tflm
 from fvp.machine.npu.engines import fast, reference as ref
+from fvp.machine.npu.engines.fast import paths
 from fvp.machine.npu.operations import Activation, Kernel, NpuOperation, Scale
 from hwdesc.sigmoid import SIGMOID_TABLE_U16
 
@@ -160,7 +161,7 @@ def test_fast_equals_reference_with_builtin_activations(kernels, monkeypatch):
     """Random CONV/DEPTHWISE/POOL/ELEMENTWISE operations (every OFM type, rounding mode and scale) with a
     TANH/SIGMOID and random bounds; with ``kernels`` the fast engine's numba paths for every size."""
     if kernels:
-        monkeypatch.setattr(fast, "_numpy_large_elements", [fast.JIT_AFTER_ELEMENTS + 1])
+        monkeypatch.setattr(paths, "_numpy_large_elements", [paths.JIT_AFTER_ELEMENTS + 1])
     n = 0
     for seed in range(160):
         rng = np.random.default_rng(5000 + seed)

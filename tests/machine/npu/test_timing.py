@@ -54,9 +54,9 @@ def record(op, **reads):
     rec = OpRecord(op, macs=op.macs if op.kind != "DMA" else 0)
     for tensor, (region, n) in reads.items():
         if tensor == "ofm":
-            rec._add("w", "ofm", region, n)
+            rec.add("w", "ofm", region, n)
         else:
-            rec._add("r", tensor, region, n)
+            rec.add("r", tensor, region, n)
     return rec
 
 
@@ -64,8 +64,8 @@ def dma_record(n, src_region=0, dst_region=1, offset=0):
     d = Dma(src_region=src_region, src_internal=False, src_address=0, dst_region=dst_region, dst_internal=False,
             dst_address=0, length=n, src_stride_mode=0, dst_stride_mode=0, size0=0, size1=0, skip0=0, skip1=0)
     rec = OpRecord(NpuOperation(kind="DMA", offset=offset, param=0, dma=d))
-    rec._add("r", "dma", src_region, n)
-    rec._add("w", "dma", dst_region, n)
+    rec.add("r", "dma", src_region, n)
+    rec.add("w", "dma", dst_region, n)
     return rec
 
 

@@ -399,10 +399,10 @@ def _conv_record(arch, ifm_region, h=32, c=64):
     op = op_u85("CONV", fm(h, h, c, region=ifm_region), fm(h, h, c, name="ofm"), kern(), (h // 4, h, c),
                 arch.ofm_ublock)
     rec = OpRecord(op, macs=op.macs)
-    rec._add("r", "ifm", ifm_region, h * h * c)
-    rec._add("r", "weights", 1, c * c)
-    rec._add("r", "scales", 1, 10 * c)
-    rec._add("w", "ofm", 1, h * h * c)
+    rec.add("r", "ifm", ifm_region, h * h * c)
+    rec.add("r", "weights", 1, c * c)
+    rec.add("r", "scales", 1, 10 * c)
+    rec.add("w", "ofm", 1, h * h * c)
     return rec
 
 

@@ -37,7 +37,7 @@ from hwdesc.sigmoid import INPUT_ONE, SIGMOID_TABLE_U16, STEPS_PER_ONE
 
 from ..descriptors import IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC  # noqa: F401
 
-from ...sim import interruption_point
+from ...cancel import interruption_point
 
 #: host memory per element relative to the fast engine (object arrays of Python integers): ``npu/bounds.py``
 HOST_BYTES_FACTOR = 6
