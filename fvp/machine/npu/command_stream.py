@@ -10,8 +10,8 @@
 * :func:`parse_driver_payload` strips the "COP1" driver-actions header Vela puts around a stream.
 
 The word layout (opcode, reserved bits, control) is common to every Ethos-U; the command table is the
-product's: :func:`isa_of` gives ``hwdesc.ethosu`` (U55/U65) or ``hwdesc.ethosu85`` (U85), and a
-:class:`Command` carries its own definition.
+product family's (``arch.family.isa``: ``hwdesc.ethosu`` for the U55/U65, ``hwdesc.ethosu85`` for the U85, which
+commands exist on a configuration: ``family.has_command``), and a :class:`Command` carries its own definition.
 """
 
 from __future__ import annotations
@@ -27,10 +27,7 @@ from .arch import NpuArch, get_arch
 
 def isa_of(arch):
     """The command-stream ISA module (``COMMANDS``, ``BY_NAME``, field codes) of an NPU variant."""
-    if get_arch(arch).is_u85:
-        from hwdesc import ethosu85
-        return ethosu85
-    return R
+    return get_arch(arch).family.isa
 
 # ======================================================================================== commands
 
@@ -102,7 +99,7 @@ def decode_command(words: np.ndarray, index: int, arch: NpuArch) -> Command:
         kind = "CMD1" if control else "CMD0"
         raise NpuFault("cmd_parse_error", f"unknown {kind} opcode 0x{low & R.OPCODE_MASK:03x} "
                        f"(word 0x{w:08x}) at 0x{off:x}", offset=off)
-    if not cdef.valid_for(arch.is_u65):
+    if not arch.family.has_command(cdef, arch):
         raise NpuFault("cmd_parse_error", f"{cdef.name} (word 0x{w:08x}) at 0x{off:x} is not valid on {arch.name}",
                        offset=off)
     payload = None

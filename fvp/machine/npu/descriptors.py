@@ -1,9 +1,10 @@
-"""NPU operation descriptors: what one ``NPU_OP_*`` does, decoded (shared by the U55/U65 and U85 decoders).
+"""NPU operation descriptors: what one ``NPU_OP_*`` does, decoded, in the same terms for every product.
 
 Frozen dataclasses only: :class:`FeatureMap`, :class:`Kernel`, :class:`Scale`, :class:`Activation`,
-:class:`AddressRange`, :class:`Broadcast`, :class:`Dma`, :class:`Resize` and :class:`NpuOperation`. ``operations.py`` builds them
-from the U55/U65 register state, ``operations_u85.py`` from the U85's; the engines, the timing model and the
-checker read them.
+:class:`AddressRange`, :class:`Broadcast`, :class:`Dma`, :class:`Resize` and :class:`NpuOperation`. Each product
+family builds them from its register state (``u55/operations.py``, ``u85/operations.py``); the engines, the timing
+model and the checker read them and never ask which product built them. Facts of the data an operation streams
+that both the function and the timing need are here too: :data:`SUBKERNEL_MAX`, :data:`SCALE_ENTRY_BYTES`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hwdesc import ethosu as R
-from hwdesc import ethosu85 as R85
+
+#: the largest sub-kernel (height and width, in taps) the MAC array takes in one pass: a larger kernel is split into
+#: sub-kernels of at most this size (half of it in an axis with dilation 2), each with its own weights in the
+#: weight stream and its own IFM fetch (both products: Regor's ``_subkernelMax``, its weight encoders)
+SUBKERNEL_MAX = 8
+#: bytes of one scale-stream entry (bias, multiplier, shift) per OFM channel: the decoders' entry size and the
+#: timing model's scale fetch per block (both products: Regor's ``EncodeBias``, its performance models)
+SCALE_ENTRY_BYTES = 10
 
 DTYPE_NAMES = {
     (8, True): "int8", (8, False): "uint8", (16, True): "int16", (16, False): "uint16",
@@ -263,6 +271,12 @@ class Resize:
 
 
 KERNEL_KINDS = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE", "RESIZE")
+#: elementwise modes with one operand (no IFM2): every product's (hwdesc.ethosu / ethosu85 UNARY_ELEMENTWISE_MODES)
+UNARY_ELEMENTWISE_MODES = ("ABS", "CLZ", "LRELU", "NOT")
+#: ``NpuOperation.ofm_scaling``: what the output stage takes from OFM_SCALE in GLOBAL mode: its multiplier and
+#: shift; its shift only (the U55/U65's 32-bit elementwise: "scale not applied for 32-bit operations"); nothing
+#: (the U55/U65's LRELU, whose OFM_SCALE is the slope of the negative side, applied to the operand)
+OFM_SCALING = ("MULTIPLIER_AND_SHIFT", "SHIFT_ONLY", "NONE")
 
 
 @dataclass(frozen=True)
@@ -302,18 +316,22 @@ class NpuOperation:
     parallel_mode: int = 0
     dma: Dma | None = None
     count: int = 0  # DMA_WAIT k, KERNEL_WAIT n, IRQ/STOP mask, PMU_MASK enable
-    # Ethos-U85 only (operations_u85.py): IFM2's own scale and rounding (ifm_scale_mode 3: each elementwise
-    # operand scaled by its own register), a scalar IFM, the micro-block, the weight format, and whether an
-    # AVERAGE pool divides by the valid count in hardware (None: the U55 rule, reference.hw_average)
+    ofm_scaling: str = "MULTIPLIER_AND_SHIFT"  # one of OFM_SCALING
+    # weight streams (``weights``) of more than one: "CHANNELS": stream k of n holds OFM channels k, k + n, ...
+    # (the U65's cores); "TRAVERSAL": the streams together hold one traversal of every channel (the U85's decoders)
+    weights_split: str = "CHANNELS"
+    # features of the Ethos-U85 (u85/operations.py): IFM2's own scale and rounding (ifm_scale_mode 3: each
+    # elementwise operand scaled by its own register), a scalar IFM, the micro-block, the weight format (None: the
+    # product has one format), and whether an AVERAGE pool divides by the valid count in hardware (None: the
+    # rule of reference.hw_average)
     ifm2_scale: Scale | None = None
     ifm2_round_mode: int = 0
     ifm_scalar: int | None = None
     ofm_ublock: tuple | None = None
-    weight_format: str = "SWD"
+    weight_format: str | None = None
     sparse_weights: bool = False  # 2:4 sparse weight traversal (the stream still holds the zeros)
     average_hw: bool | None = None
     resize: Resize | None = None
-    u85: bool = False
 
     @property
     def is_kernel_op(self) -> bool:
@@ -321,8 +339,8 @@ class NpuOperation:
 
     @property
     def is_unary(self) -> bool:
-        """An elementwise operation with one operand (ABS, CLZ, LRELU; NOT on the U85): no IFM2."""
-        return self.sub_op in (R85.UNARY_ELEMENTWISE_MODES if self.u85 else R.UNARY_ELEMENTWISE_MODES)
+        """An elementwise operation with one operand (ABS, CLZ, LRELU, NOT): no IFM2."""
+        return self.sub_op in UNARY_ELEMENTWISE_MODES
 
     @property
     def mnemonic(self) -> str:

@@ -31,6 +31,7 @@ from ...boards.schema import NPU_CLOCK_HZ
 from ..bus import Bus, Device
 from ..devices.regbank import RegisterBank, register_property
 from ...errors import BusFault, NpuFault
+from .arch import family_sources
 from .command_stream import isa_of
 from .memo import BoundedCache
 from .pmu import Pmu
@@ -77,7 +78,7 @@ def shared_weight_cache():
     on-disk cache, which other processes share (``FVP_CACHE=0`` turns that off)."""
     global _WEIGHT_CACHE
     if _WEIGHT_CACHE is None:
-        from .weights import WeightCache, disk_cache
+        from .weight_cache import WeightCache, disk_cache
 
         _WEIGHT_CACHE = WeightCache(disk=disk_cache())
     return _WEIGHT_CACHE
@@ -282,7 +283,7 @@ class EthosU(Device):
         if timing is None and getattr(shared_weight_cache(), "disk", None) is not None:
             from .diskcache import npu_sources, object_cache  # kept on disk too, like the decoded weights
 
-            disk = object_cache("timing", *npu_sources())
+            disk = object_cache("timing", *npu_sources(), *family_sources())
             disk_key = repr(key[0]).encode() + key[1] + repr(key[2:]).encode()
             timing = disk.get_obj(disk_key)
         if timing is None:

@@ -22,9 +22,9 @@ _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
 _NAME_WIDTH = 26
 
 
-def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: bool = False) -> str:
-    """A short human-readable rendering of a command's fields (``is_u65``: addresses have 40 bits, as on the
-    U65 and U85)."""
+def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, wide: bool = False) -> str:
+    """A short human-readable rendering of a command's fields (``wide``: addresses have 40 bits, as on the U65
+    and U85)."""
     if cdef.kind == "op":
         if not cdef.fields:
             return ""
@@ -42,7 +42,7 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: boo
         if cdef.address:
             v = value
             bits = 32
-            if is_u65:
+            if wide:
                 v |= (param & 0xFF) << 32
                 bits = 40
             if cdef.signed_address and v >> (bits - 1):
@@ -56,14 +56,14 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: boo
     return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields if f.get(value) or f.enum is not None)
 
 
-def _fields_text(cmd, is_u65: bool) -> str:
+def _fields_text(cmd, wide: bool) -> str:
     cdef = cmd.definition
     if cmd.payload is None:
         if cdef.kind == "reg" and any(k in cdef.name for k in _SIGNED16):
             v = cmd.param
             return f"{v - 0x10000 if v & 0x8000 else v}"
-        return format_fields(cdef, cmd.param, is_u65=is_u65)
-    return format_fields(cdef, cmd.payload, cmd.param, is_u65=is_u65)
+        return format_fields(cdef, cmd.param, wide=wide)
+    return format_fields(cdef, cmd.payload, cmd.param, wide=wide)
 
 
 def disassemble(words, arch) -> list[str]:
@@ -163,7 +163,7 @@ def describe_operation(op) -> str:
     if op.kind in ("CONV", "DEPTHWISE") and op.weights:
         w = op.weights[0]
         more = f" (+{len(op.weights) - 1} streams)" if len(op.weights) > 1 else ""
-        fmt = f" {op.weight_format}{' sparse' if op.sparse_weights else ''}" if op.u85 else ""
+        fmt = f" {op.weight_format}{' sparse' if op.sparse_weights else ''}" if op.weight_format else ""
         parts.append(f"weights r{w.region}@0x{w.address:x}+{w.length}{more}{fmt} scales r{op.scales[0].region}"
                      f"@0x{op.scales[0].address:x}+{op.scales[0].length} {op.ofm_scale_mode} {rnd}")
     elif op.ofm_scale_mode == "GLOBAL":

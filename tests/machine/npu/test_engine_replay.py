@@ -15,7 +15,7 @@ import pytest
 from fvp.machine.npu.engines import fast
 from fvp.machine.npu.engines.fast import fused
 from fvp.machine.npu.engines import reference as ref
-from fvp.machine.npu.weights import WeightCache
+from fvp.machine.npu.weight_cache import WeightCache
 
 from .corpus import load
 from .helpers import run_blob

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fvp.machine.npu.operations import Activation, Broadcast, FeatureMap, Kernel, NpuOperation, Scale
+from fvp.machine.npu.descriptors import Activation, Broadcast, FeatureMap, Kernel, NpuOperation, Scale
 from fvp.machine.npu.engines import fast, reference as ref
 from fvp.machine.npu.engines.fast import convolution, operands, scaling
 
@@ -218,7 +218,10 @@ def random_kernel_case(rng, kind=None):
                        ofm_scale=Scale(int(rng.integers(0, 1 << 32)), int(rng.integers(0, 64))),
                        opa_scale=Scale(int(rng.integers(0, 1 << 32)), int(rng.integers(0, 40))),
                        opb_scale=int(rng.integers(0, 1 << 16)), ifm_scale_mode=int(rng.integers(0, 3)),
-                       ifm_round_mode=int(rng.integers(0, 3)))
+                       ifm_round_mode=int(rng.integers(0, 3)),
+                       # as the U55/U65 decoder translates OFM_SCALE for these (u55/operations.py)
+                       ofm_scaling="NONE" if sub == "LRELU" else
+                       "SHIFT_ONLY" if 32 in (ifm.bits, ofm.bits) else "MULTIPLIER_AND_SHIFT")
     return op, a, b_arr, None, None, lut
 
 
@@ -389,7 +392,8 @@ def test_32bit_ofm_not_clamped_by_activation_and_shift_only(engine):
     op = _simple("ELEMENTWISE", "MUL", ifm, ofm, ifm2=ifm2, broadcast=Broadcast(False, False, True, False, False, 0,
                                                                                0),
                  ofm_scale_mode="GLOBAL", ofm_scale=Scale(12345, 11), ofm_round_mode=NATURAL,
-                 activation=Activation(0, 0, -32768, 32767))
+                 activation=Activation(0, 0, -32768, 32767),
+                 ofm_scaling="SHIFT_ONLY")  # what the U55/U65 decoder says of a 32-bit elementwise operation
     a = np.array([300, -1000], np.int64).reshape(1, 1, 2)
     b = np.array([1 << 30], np.int64).reshape(1, 1, 1)
     got = engine.run_kernel_op(op, a, b)[0, 0].tolist()

@@ -59,7 +59,7 @@ def _elementwise(sub, rng, bits=8, unary=False):
                       ifm_round_mode=2, ofm_scale=Scale(1, 0), opa_scale=Scale(int(rng.integers(1, 1 << 20)), 18),
                       ifm2_scale=None if unary else Scale(1, 0), ifm2_round_mode=2,
                       activation=Activation(0, 0, lo, hi),
-                      broadcast=Broadcast(False, False, False, False, False, 0), u85=True)
+                      broadcast=Broadcast(False, False, False, False, False, 0))
     a = rng.integers(lo, hi + 1, (3, 4, 5))
     b = rng.integers(lo, hi + 1, (3, 4, 5))
     return op, a, b
@@ -103,7 +103,7 @@ def test_resize_fast_equals_reference_and_nearest_is_a_copy(mode):
     shift = 16 + (4 if mode == "BILINEAR" else 0)  # Regor: 16 plus the rescale's (BILINEAR divides by 4 * 4)
     op = NpuOperation(kind="RESIZE", offset=0, param=0, sub_op=mode, ifm=ifm, ofm=ofm, ofm_scale_mode="GLOBAL",
                       ofm_round_mode=2, ofm_scale=Scale(1, shift), activation=Activation(0, 0, -128, 127),
-                      resize=r, u85=True)
+                      resize=r)
     x = rng.integers(-128, 128, (4, 5, 3))
     want = ref.run_kernel_op(op, x)
     assert np.array_equal(want, fast.run_kernel_op(op, x))

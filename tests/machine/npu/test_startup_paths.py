@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fvp.machine.npu import featuremap as fmap
-from fvp.machine.npu.operations import FeatureMap
+from fvp.machine.npu.descriptors import FeatureMap
 
 
 def _fm(rng, bits, fmt, overlap=False):
@@ -124,7 +124,7 @@ def test_fused_kernels_are_used_for_large_operations(monkeypatch):
 
 # ------------------------------------------------------------------------------------------------ weight order
 
-from fvp.machine.npu import weights as weights_mod  # noqa: E402
+from fvp.machine.npu.u55 import weights as weights_mod  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", range(60))

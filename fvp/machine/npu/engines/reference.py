@@ -459,8 +459,8 @@ def elementwise_value(a_raw, b_raw, op):
         return f(a, b)
     if sub == "LRELU" and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
         return a  # per_operand_scaled applied IFM_SCALE to x >= 0 and IFM2_SCALE (alpha) to x < 0
-    if sub in U85_ONLY_MODES:
-        return u85_elementwise(np.asarray(a, dtype=object).astype(np.int64), None if b is None else
+    if sub in BITWISE_AND_COMPARE_MODES:
+        return bitwise_elementwise(np.asarray(a, dtype=object).astype(np.int64), None if b is None else
                                np.asarray(b, dtype=object).astype(np.int64), op)
     if sub == "LRELU":  # [uncertain]
         m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
@@ -469,17 +469,18 @@ def elementwise_value(a_raw, b_raw, op):
     raise ValueError(sub)
 
 
-#: the Ethos-U85's elementwise modes beyond the U55's (hwdesc.ethosu85 ELEMENTWISE_MODE; DIV is not modelled)
-U85_ONLY_MODES = ("CMP_EQ", "CMP_NE", "CMP_GE", "CMP_GT", "AND", "OR", "XOR", "NOT", "AND_NOT", "LSR")
+#: the comparison, bitwise and logical-shift elementwise modes (the Ethos-U85's beyond the U55's, hwdesc.ethosu85
+#: ELEMENTWISE_MODE; DIV is not modelled)
+BITWISE_AND_COMPARE_MODES = ("CMP_EQ", "CMP_NE", "CMP_GE", "CMP_GT", "AND", "OR", "XOR", "NOT", "AND_NOT", "LSR")
 
 
-def u85_elementwise(a: np.ndarray, b, op) -> np.ndarray:
-    """The U85-only modes on int64 operands (after zero points and operand scales): comparisons give an
-    all-ones mask (-1) where true and 0 where false (decided by the oracle r3_compare: Regor ANDs the mask with a
-    constant 1 to make a bool tensor, and uses it directly as the select mask of ``where``); AND/OR/XOR/AND_NOT
-    (``a & ~b``)/NOT are bitwise on two's complement values; LSR shifts IFM's bits right (as unsigned of the IFM
-    width) by ``b mod width``, the result read back as signed [inferred from TOSA's LOGICAL_RIGHT_SHIFT].
-    Shared by both engines (plain vectorised numpy)."""
+def bitwise_elementwise(a: np.ndarray, b, op) -> np.ndarray:
+    """The comparison, bitwise and logical-shift modes on int64 operands (after zero points and operand scales):
+    comparisons give an all-ones mask (-1) where true and 0 where false (decided by the oracle r3_compare: Regor
+    ANDs the mask with a constant 1 to make a bool tensor, and uses it directly as the select mask of ``where``);
+    AND/OR/XOR/AND_NOT (``a & ~b``)/NOT are bitwise on two's complement values; LSR shifts IFM's bits right (as
+    unsigned of the IFM width) by ``b mod width``, the result read back as signed [inferred from TOSA's
+    LOGICAL_RIGHT_SHIFT]. Shared by both engines (plain vectorised numpy)."""
     sub = op.sub_op
     if sub == "NOT":
         return ~a
@@ -527,16 +528,16 @@ def per_operand_scaled(a, b, op):
 
 def ofm_scales(op, bias_scale=None):
     """(multiplier, shift) of the output stage: per channel from the scale stream for CONV/DEPTHWISE in
-    PER_CHANNEL mode, OFM_SCALE in GLOBAL mode, identity otherwise (and M = 1 for 32-bit elementwise)."""
+    PER_CHANNEL mode, OFM_SCALE in GLOBAL mode (as much of it as ``op.ofm_scaling`` says), identity otherwise."""
     if op.ofm_scale_mode == "PER_CHANNEL" and (op.kind in ("CONV", "DEPTHWISE") or bias_scale is not None):
         _, scale, shift = bias_scale
         return np.asarray(scale, np.int64), np.asarray(shift, np.int64)
     if op.ofm_scale_mode == "GLOBAL":
+        if op.ofm_scaling == "NONE":  # OFM_SCALE was applied to the operand (the U55/U65's LRELU slope)
+            return 1, 0
         m, s = op.ofm_scale.multiplier, op.ofm_scale.shift
-        if op.kind == "ELEMENTWISE" and not op.u85 and (op.ifm.bits == 32 or op.ofm.bits == 32):
-            m = 1  # "scale not applied for 32-bit operations" (U55/U65): shift only
-        if op.kind == "ELEMENTWISE" and op.sub_op == "LRELU" and not op.u85:
-            m, s = 1, 0
+        if op.ofm_scaling == "SHIFT_ONLY":
+            m = 1  # "scale not applied for 32-bit operations" (the U55/U65's elementwise): shift only
         return m, s
     return 1, 0
 

@@ -77,8 +77,8 @@ def elementwise_value(a_raw, b_raw, op):
             return a + b if sub == "ADD" else a - b
         if sub == "LRELU":
             return a
-        if sub in ref.U85_ONLY_MODES:
-            return ref.u85_elementwise(a, b, op)
+        if sub in ref.BITWISE_AND_COMPARE_MODES:
+            return ref.bitwise_elementwise(a, b, op)
     if sub in ("ADD", "SUB"):
         mode = op.ifm_scale_mode
         if mode == 0:

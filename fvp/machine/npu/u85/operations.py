@@ -6,7 +6,7 @@ kernel, block size) but moves the arithmetic controls: the rounding mode and sca
 payload: a 31-bit multiplier), the precision registers carry a storage (tiles, chaining buffer, scalar/none)
 and, for the OFM, a transpose and a reverse; each elementwise input has its own broadcast mode; the LUT
 activation names its index and result types. This module translates that into the same
-:class:`~fvp.machine.npu.operations.NpuOperation` the U55 decoder builds, so one set of engines computes both
+:class:`~fvp.machine.npu.descriptors.NpuOperation` the U55 decoder builds, so one set of engines computes both
 (the translation of each code is below, with the reason).
 
 Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
@@ -30,9 +30,8 @@ from __future__ import annotations
 
 from hwdesc import ethosu as R55
 
-from ...errors import NpuFault
-from .command_stream import Command, RegisterState
-from .descriptors import (IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC, Activation,
+from ....errors import NpuFault
+from ..descriptors import (IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC, Activation,
                           AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Resize, Scale)
 
 #: engine rounding code (hwdesc.ethosu ROUND_MODE) for each U85 OFM / IFM round mode the engines model:
@@ -70,7 +69,7 @@ def _code_name(isa_codes, value: int, what: str, offset: int) -> str:
     return name
 
 
-def _precision(state: RegisterState, reg: str, offset: int):
+def _precision(state, reg: str, offset: int):
     """(bits, signed, format, storage) of an IFM/IFM2/OFM precision register."""
     I = state.isa
     signed = bool(state.field(reg, "activation_type"))
@@ -80,11 +79,11 @@ def _precision(state: RegisterState, reg: str, offset: int):
     return bits, signed, fmt, storage
 
 
-def _zero_point(state: RegisterState, reg: str, signed: bool) -> int:
+def _zero_point(state, reg: str, signed: bool) -> int:
     return state.s16(reg) if signed else state.u16(reg)
 
 
-def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, depth: int, offset: int,
+def _fm(state, prefix: str, name: str, height: int, width: int, depth: int, offset: int,
         precision=None) -> FeatureMap:
     p = "NPU_SET_" + prefix + "_"
     bits, signed, fmt, storage = precision or _precision(state, p + "PRECISION", offset)
@@ -109,7 +108,7 @@ def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, d
         reverse=reverse)
 
 
-def _scale(state: RegisterState, reg: str, rounding: dict, offset: int) -> tuple:
+def _scale(state, reg: str, rounding: dict, offset: int) -> tuple:
     """(Scale, engine round mode) of an IFM/IFM2/OFM scale register."""
     I = state.isa
     codes = I.ROUND_MODE_OFM if reg == "NPU_SET_OFM_SCALE" else I.ROUND_MODE_IFM
@@ -121,7 +120,7 @@ def _scale(state: RegisterState, reg: str, rounding: dict, offset: int) -> tuple
     return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift")), rounding[mode]
 
 
-def _kernel(state: RegisterState, offset: int) -> Kernel:
+def _kernel(state, offset: int) -> Kernel:
     def ks(fname):
         return state.field("NPU_SET_KERNEL_STRIDE", fname)
 
@@ -143,7 +142,7 @@ def _kernel(state: RegisterState, offset: int) -> Kernel:
         decomposition=state.isa.KERNEL_DECOMPOSITION[ks("decomposition")])
 
 
-def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activation:
+def _activation(state, ofm: FeatureMap, offset: int) -> Activation:
     """ACTIVATION as the engines read it: a LUT becomes TABLE_<slot> (slot = 256-byte unit of the LUT RAM the
     table starts at) with the clip range of its index type; the 16-bit clip boundaries are signed unless the
     clipped type (the LUT index type, else the OFM type) is unsigned; clip range NONE disables the clamp."""
@@ -178,11 +177,11 @@ def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activatio
     return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot)
 
 
-def _broadcast_dims(state: RegisterState, reg: str, offset: int) -> str:
+def _broadcast_dims(state, reg: str, offset: int) -> str:
     return _code_name(state.isa.BROADCAST_MODE, state.field(reg, "broadcast_mode"), f"{reg} mode", offset)
 
 
-def _dma(state: RegisterState, offset: int) -> Dma:
+def _dma(state, offset: int) -> Dma:
     def src(fname):
         return state.field("NPU_SET_DMA0_SRC_REGION", fname)
 
@@ -211,7 +210,7 @@ def _dma(state: RegisterState, offset: int) -> Dma:
                idx_max=state.field("NPU_SET_DMA0_IDX_MAX", "idx_max"))
 
 
-def _resize(state: RegisterState, mode: str, offset: int) -> Resize:
+def _resize(state, mode: str, offset: int) -> Resize:
     axes = {}
     for axis in ("Y", "X"):
         n = state.field(f"NPU_SET_RESIZE_{axis}_SCALE_N_M1", f"resize_{axis.lower()}_scale_n_m1") + 1
@@ -223,18 +222,19 @@ def _resize(state: RegisterState, mode: str, offset: int) -> Resize:
     return Resize(mode, *axes["Y"], *axes["X"])
 
 
-def _ublock(state: RegisterState, arch) -> tuple:
+def _ublock(state, arch) -> tuple:
     """The OFM micro-block ACC_FORMAT names, with the depth of the arch's micro-block of that shape."""
     name = state.isa.MICROBLOCK.get(state.field("NPU_SET_ACC_FORMAT", "microblock"), "U1X1")
     h, w = int(name[1]), int(name[3])
-    for ub in arch.u85.ofm_ublocks:
+    for ub in arch.microarch.ofm_ublocks:
         if ub[:2] == (h, w):
             return ub
     return (h, w, arch.ofm_ublock[2])
 
 
-def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperation:
-    """Decode the U85 operation ``cmd`` against the register state."""
+def build_operation(state, cmd, arch) -> NpuOperation:
+    """Decode the U85 operation ``cmd`` (``command_stream.Command``) against the register state
+    (``command_stream.RegisterState``)."""
     I = state.isa
     kind = _OP_KINDS.get(cmd.name)
     off = cmd.offset
@@ -247,7 +247,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     if kind == "BRANCH":
         raise _unsupported("NPU_OP_BRANCH (command-stream control flow)", off)
     if kind == "DMA":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off), u85=True)
+        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off))
 
     sub = None
     if kind == "POOL":
@@ -376,4 +376,4 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         ofm_scale=ofm_scale, opa_scale=opa_scale, ifm2_scale=ifm2_scale, ifm2_round_mode=ifm2_round,
         ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast, resize=resize,
         ofm_ublock=_ublock(state, arch), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
-        u85=True)
+        weights_split="TRAVERSAL")
