@@ -5,13 +5,19 @@ Frozen dataclasses only: :class:`FeatureMap`, :class:`Kernel`, :class:`Scale`, :
 family builds them from its register state (``u55/operations.py``, ``u85/operations.py``); the engines, the timing
 model and the checker read them and never ask which product built them. Facts of the data an operation streams
 that both the function and the timing need are here too: :data:`SUBKERNEL_MAX`, :data:`SCALE_ENTRY_BYTES`.
+
+Every code in a descriptor is a name: a string for kinds, modes and layouts (``"CONV"``, ``"NHCWB16"``,
+``"GLOBAL"``), and for the arithmetic the engines' kernels take as numbers the named codes :class:`RoundMode`,
+:class:`IfmScaleMode`, :class:`ActivationFunction` and :class:`ClipRange`, whose members are named as the
+hardware's interface tables name them (``hwdesc.ethosu``, ``hwdesc.ethosu85``). A product translates each raw
+register field into these once, when it builds the operation; a raw value its table does not define never
+reaches a descriptor (it is an invalid command stream, ``RegisterState.code``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from hwdesc import ethosu as R
+from enum import IntEnum
 
 #: the largest sub-kernel (height and width, in taps) the MAC array takes in one pass: a larger kernel is split into
 #: sub-kernels of at most this size (half of it in an axis with dilation 2), each with its own weights in the
@@ -27,14 +33,63 @@ DTYPE_NAMES = {
 }
 
 
-#: round modes only the Ethos-U85 has (its ROUND_MODE_OFM), numbered for ``NpuOperation.ofm_round_mode`` beside the
-#: U55's ROUND_DBL/ROUND_TRUNCATE/ROUND_NATURAL (0..2 of hwdesc.ethosu; 3 is reserved there): TRUNCATE_TO_LOWER
-#: rounds down, SYMMETRIC rounds half away from zero, DOUBLE_ASYMMETRIC is DBL with the 2**30 correction always
-#: added (the engines' ``rounding_constant``)
-ROUND_FLOOR, ROUND_SYMMETRIC, ROUND_DBL_ASYMMETRIC = 4, 5, 6
-#: ``NpuOperation.ifm_scale_mode`` of Ethos-U85 elementwise operations: each operand through its own scale
-#: register (IFM_SCALE, IFM2_SCALE); the U55's modes are 0..2 (hwdesc.ethosu IFM_SCALE_MODE)
-IFM_SCALE_PER_OPERAND = 3
+class RoundMode(IntEnum):
+    """How a right shift by a scale's shift rounds (the output stage, operand scaling, SHR): the U55/U65's names
+    where a mode is one of theirs (hwdesc.ethosu ROUND_MODE: DBL, TRUNCATE, NATURAL), the U85's for its others
+    (hwdesc.ethosu85 ROUND_MODE_OFM). The values are the engines' kernel codes (``reference.rounding_constant``)."""
+
+    DBL = 0  # double rounding: half up, with a 2**30 correction of v's sign for shifts above 31 (U85 DOUBLE_SYMMETRIC)
+    TRUNCATE = 1  # towards zero (U85 TRUNCATE_TO_ZERO)
+    NATURAL = 2  # half up
+    TRUNCATE_TO_LOWER = 4  # down
+    SYMMETRIC = 5  # half away from zero
+    DOUBLE_ASYMMETRIC = 6  # DBL with the 2**30 correction always added
+
+
+class IfmScaleMode(IntEnum):
+    """How the operands of an elementwise ADD/SUB are scaled: the U55/U65's three modes (hwdesc.ethosu
+    IFM_SCALE_MODE: both by 16-bit OPA/OPB_SCALE, operand A or B by the 32-bit OPA_SCALE), or each operand by its
+    own scale register (the U85's IFM_SCALE and IFM2_SCALE, for every elementwise mode)."""
+
+    OPA_OPB_16 = 0
+    OPA_32 = 1
+    OPB_32 = 2
+    PER_OPERAND = 3
+
+
+class ActivationFunction(IntEnum):
+    """The activation function of the output stage: the U55/U65's (hwdesc.ethosu ACTIVATION_FUNCTION): none (the
+    clamp only), the built-in TANH and SIGMOID, a LUT at slot 0..7 (the U85's LUT kinds become the table at their
+    slot, its LUT_TANH/LUT_SIGMOID the built-in functions with ``Activation.lut_slot``)."""
+
+    NONE = 0
+    TANH = 3
+    SIGMOID = 4
+    TABLE_0 = 16
+    TABLE_1 = 17
+    TABLE_2 = 18
+    TABLE_3 = 19
+    TABLE_4 = 20
+    TABLE_5 = 21
+    TABLE_6 = 22
+    TABLE_7 = 23
+
+    @classmethod
+    def table(cls, slot: int) -> "ActivationFunction":
+        """The LUT at 256-byte slot ``slot`` (0..7) of the LUT memory."""
+        return cls(cls.TABLE_0 + slot)
+
+
+class ClipRange(IntEnum):
+    """The range the activation clamps to (and a LUT is indexed in): the OFM type's, or a forced 8-bit unsigned,
+    8-bit signed or 16-bit signed one (hwdesc.ethosu ACTIVATION_CLIP_RANGE; the U85's LUT kinds name their index
+    type)."""
+
+    OFM_PRECISION = 0
+    FORCE_UINT8 = 2
+    FORCE_INT8 = 3
+    FORCE_INT16 = 5
+
 
 #: the axes of an OFM transpose (Ethos-U85 OFM_PRECISION.activation_transpose): memory axis i holds the computed
 #: axis ``TRANSPOSE_AXES[mode][i]`` of (H, W, C)
@@ -160,32 +215,34 @@ class Scale:
 
 @dataclass(frozen=True)
 class Activation:
-    """ACTIVATION/MIN/MAX. ``function`` 0 = none (clamp only), 3 TANH, 4 SIGMOID, 16..23 TABLE_0..7;
-    ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's LUT_TANH /
-    LUT_SIGMOID), None for the U55/U65's built-in table."""
+    """ACTIVATION/MIN/MAX: the function (:class:`ActivationFunction`), the clip range (:class:`ClipRange`) and the
+    clamp bounds; ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's
+    LUT_TANH / LUT_SIGMOID), None for the U55/U65's built-in table."""
 
-    function: int
-    clip_range: int
+    function: ActivationFunction
+    clip_range: ClipRange
     min: int
     max: int
     lut_slot: int | None = None
 
     @property
     def name(self) -> str:
-        return R.ACTIVATION_FUNCTION.get(self.function, f"UNKNOWN_{self.function}")
+        return ActivationFunction(self.function).name
 
     @property
     def table(self) -> int | None:
-        return self.function - 16 if 16 <= self.function <= 23 else None
+        """The LUT slot of a TABLE_n function, else None."""
+        t = self.function - ActivationFunction.TABLE_0
+        return t if 0 <= t <= ActivationFunction.TABLE_7 - ActivationFunction.TABLE_0 else None
 
     @property
     def builtin(self) -> bool:
         """TANH or SIGMOID: the hardware's built-in (non-LUT) activation functions."""
-        return self.function in R.ACTIVATION_BUILTIN
+        return self.function in (ActivationFunction.TANH, ActivationFunction.SIGMOID)
 
     @property
     def clip_range_name(self) -> str:
-        return R.ACTIVATION_CLIP_RANGE.get(self.clip_range, str(self.clip_range))
+        return ClipRange(self.clip_range).name
 
 
 @dataclass(frozen=True)
@@ -212,9 +269,11 @@ class Broadcast:
 
 @dataclass(frozen=True)
 class Dma:
-    """A DMA job: ``*_internal`` means SHRAM (the region is then ignored).  U55 is 1-D (``length`` bytes);
-    U65 2-D/3-D writes ``size0`` (and ``size1``) rows of ``length`` bytes, skipping ``skip0`` bytes after each
-    row and ``skip1`` after each plane at the destination."""
+    """A DMA job: ``*_internal`` means SHRAM (the U85's LUT RAM; the region is then ignored). The stride modes are
+    the copy's dimensions less one (0: ``length`` bytes, 1: ``size0`` rows of them, 2: ``size1`` planes of such
+    rows); ``skip0``/``skip1`` (the U65's) are the bytes skipped after each row and each plane at the destination,
+    the per-side strides (the U85's) the bytes from row to row and plane to plane. The product's DMA engine
+    (``u55/dma.py``, ``u85/dma.py``) says which of these its registers give."""
 
     src_region: int
     src_internal: bool
@@ -305,27 +364,27 @@ class NpuOperation:
     weights: tuple = ()  # AddressRange per core (U65 dual core: 2)
     scales: tuple = ()  # AddressRange per core
     ofm_scale_mode: str = "GLOBAL"  # PER_CHANNEL (scale stream) | GLOBAL (OFM_SCALE)
-    ofm_round_mode: int = 0  # 0 DBL, 1 TRUNCATE, 2 NATURAL
-    ifm_scale_mode: int = 0  # 0 OPA_OPB_16, 1 OPA_32, 2 OPB_32
-    ifm_round_mode: int = 0
+    ofm_round_mode: RoundMode = RoundMode.DBL
+    ifm_scale_mode: IfmScaleMode = IfmScaleMode.OPA_OPB_16
+    ifm_round_mode: RoundMode = RoundMode.DBL
     ofm_scale: Scale | None = None
     opa_scale: Scale | None = None
     opb_scale: int = 0
     activation: Activation | None = None
     broadcast: Broadcast | None = None
-    parallel_mode: int = 0
+    cores: int = 1  # MAC cores the operation is split over by OFM depth (the U65-512's DUAL_CORE_DEPTH: 2)
     dma: Dma | None = None
     count: int = 0  # DMA_WAIT k, KERNEL_WAIT n, IRQ/STOP mask, PMU_MASK enable
     ofm_scaling: str = "MULTIPLIER_AND_SHIFT"  # one of OFM_SCALING
     # weight streams (``weights``) of more than one: "CHANNELS": stream k of n holds OFM channels k, k + n, ...
     # (the U65's cores); "TRAVERSAL": the streams together hold one traversal of every channel (the U85's decoders)
     weights_split: str = "CHANNELS"
-    # features of the Ethos-U85 (u85/operations.py): IFM2's own scale and rounding (ifm_scale_mode 3: each
+    # features of the Ethos-U85 (u85/operations.py): IFM2's own scale and rounding (IfmScaleMode.PER_OPERAND: each
     # elementwise operand scaled by its own register), a scalar IFM, the micro-block, the weight format (None: the
     # product has one format), and whether an AVERAGE pool divides by the valid count in hardware (None: the
     # rule of reference.hw_average)
     ifm2_scale: Scale | None = None
-    ifm2_round_mode: int = 0
+    ifm2_round_mode: RoundMode = RoundMode.DBL
     ifm_scalar: int | None = None
     ofm_ublock: tuple | None = None
     weight_format: str | None = None
@@ -363,7 +422,3 @@ class NpuOperation:
                 return o.height * o.width * k * self.ifm.depth
             return o.height * o.width * o.depth * k
         return 0
-
-    @property
-    def cores(self) -> int:
-        return 2 if self.parallel_mode == 1 else 1

@@ -16,9 +16,13 @@ from hwdesc import ethosu as R
 from ...errors import NpuFault
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, decode_command
+from .descriptors import ActivationFunction, IfmScaleMode, RoundMode
 from .operations import build_operation
 
 _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
+#: the summary's name of a round mode: those of the U55/U65's table; "?" for the U85's own (TRUNCATE_TO_LOWER,
+#: SYMMETRIC, DOUBLE_ASYMMETRIC), as the summary has always printed them
+_ROUND_TEXT = {RoundMode.DBL: "DBL", RoundMode.TRUNCATE: "TRUNCATE", RoundMode.NATURAL: "NATURAL"}
 _NAME_WIDTH = 26
 
 
@@ -159,7 +163,7 @@ def describe_operation(op) -> str:
     if op.resize is not None:
         r = op.resize
         parts.append(f"resize {r.mode} y {r.y_d}/{r.y_n}{r.y_offset:+d} x {r.x_d}/{r.x_n}{r.x_offset:+d}")
-    rnd = R.ROUND_MODE.get(op.ofm_round_mode, "?")
+    rnd = _ROUND_TEXT.get(op.ofm_round_mode, "?")
     if op.kind in ("CONV", "DEPTHWISE") and op.weights:
         w = op.weights[0]
         more = f" (+{len(op.weights) - 1} streams)" if len(op.weights) > 1 else ""
@@ -172,14 +176,15 @@ def describe_operation(op) -> str:
         a, b = op.opa_scale, op.ifm2_scale
         parts.append(f"ifm {a.multiplier}>>{a.shift} ifm2 {b.multiplier}>>{b.shift}")
     elif op.kind == "ELEMENTWISE" and op.sub_op in ("ADD", "SUB"):
-        mode = R.IFM_SCALE_MODE.get(op.ifm_scale_mode, "?")
-        if op.ifm_scale_mode == 0:
+        mode = IfmScaleMode(op.ifm_scale_mode).name
+        if op.ifm_scale_mode == IfmScaleMode.OPA_OPB_16:
             parts.append(f"{mode} opa={op.opa_scale.multiplier & 0xFFFF} opb={op.opb_scale}")
         else:
             parts.append(f"{mode} {op.opa_scale.multiplier}>>{op.opa_scale.shift}")
     act = op.activation
-    if act is not None and (act.function != 0 or act.min > op.ofm.min_value or act.max < op.ofm.max_value):
-        if op.ofm.bits < 32 or act.function:
+    if act is not None and (act.function != ActivationFunction.NONE or act.min > op.ofm.min_value
+                            or act.max < op.ofm.max_value):
+        if op.ofm.bits < 32 or act.function != ActivationFunction.NONE:
             parts.append(f"act {act.name} [{act.min},{act.max}]")
     parts.append(f"block {op.ofm_block[0]}x{op.ofm_block[1]}x{op.ofm_block[2]} acc {op.acc_format}")
     return head + " | ".join(p for p in parts if p)

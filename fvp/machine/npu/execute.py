@@ -2,10 +2,15 @@
 
 DMA copies happen at ``NPU_OP_DMA_START``; every kernel operation runs to completion at its ``NPU_OP_*``
 (computed into a temporary, then written, so IFM and OFM may alias).  Waits, ``BLOCKDEP`` and the PMU mask have
-no functional effect in this serialisation.  Faults (a malformed command, an unreachable address, the
-watchdog) end the run and are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``,
-``bus_error``, ``watchdog``, ``unsupported`` (a feature the model does not implement: F16 accumulators, 64-bit feature maps, operations too large for host memory) and ``internal_error`` (a bug in
-the model; the original exception is ``fault.__cause__``).
+no functional effect in this serialisation.  What only a product does (building an operation from the register
+state, reading its weight and scale streams, its DMA) its family does (``arch.family``); the engines compute
+every product's operations from the same descriptors.
+
+Faults (a malformed command or an invalid register value, an unreachable address, the watchdog) end the run and
+are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``, ``bus_error``,
+``watchdog``, ``unsupported`` (a feature the model does not implement: F16 accumulators, 64-bit feature maps,
+operations too large for host memory) and ``internal_error`` (a bug in the model; the original exception is
+``fault.__cause__``).
 
 ``memory`` is any object with ``view(address, length, write) -> np.ndarray[uint8]`` (zero-copy into simulated
 RAM) raising ``NpuFault("bus_error", address=...)`` for an address the NPU cannot reach.
@@ -25,7 +30,7 @@ from .arch import family_sources, get_arch
 from .command_stream import RegisterState, as_words, decode_command
 from .descriptors import TRANSPOSE_AXES
 from .memo import MISS, BoundedCache, IdentityMemo
-from .descriptors import NpuOperation
+from .descriptors import ClipRange, NpuOperation
 from .operations import build_operation
 from .traffic import SHRAM_REGION, OpRecord  # noqa: F401  (OpRecord: the records a StreamResult lists)
 from .weight_cache import WeightCache
@@ -151,7 +156,8 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     start = ctx.arch.lut_start_bytes + 256 * t
     length = ctx.shram.shape[0] - start
     clip = act.clip_range
-    index_bits = 16 if act.builtin else 8 if clip in (2, 3) else 16 if clip == 5 else op.ofm.bits
+    index_bits = (16 if act.builtin else 8 if clip in (ClipRange.FORCE_UINT8, ClipRange.FORCE_INT8) else
+                  16 if clip == ClipRange.FORCE_INT16 else op.ofm.bits)
     table_bytes = 256 * (op.ofm.bits // 8) if index_bits == 8 else 2048
     if act.builtin and length < table_bytes:
         raise NpuFault("cmd_parse_error", f"{act.name} table at LUT slot {t} runs past the end of the LUT RAM",
@@ -195,8 +201,6 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     for fm in (op.ifm, op.ifm2, op.ofm):
         if fm is not None and fm.bits == 64:
             raise NpuFault("unsupported", f"64-bit {fm.name} is not modelled", offset=op.offset)
-    if op.ofm_round_mode == 3 or op.ifm_round_mode == 3:
-        raise NpuFault("cmd_parse_error", "reserved round mode 3", offset=op.offset)
     _check_size(op)
     bounds.check_kernel_op(ctx, op)
     ifm = op.ifm

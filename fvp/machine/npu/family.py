@@ -31,7 +31,16 @@ from pathlib import Path
 
 class ProductFamily:
     """One Ethos-U product family. A subclass sets :attr:`name`, :attr:`isa` and :attr:`max_blockdep`, builds
-    :attr:`variants` and implements every method below."""
+    :attr:`variants`, and implements :meth:`has_command`, :meth:`memory_ports` and :meth:`limit_by_channels`; the
+    rest is the family's modules, which its folder provides with these functions (each imported when first
+    used, so a run loads only its own product's code):
+
+    * ``operations``: ``build_operation(state, cmd, arch)``;
+    * ``weights``: ``weights_and_scales(ctx, rec, op)``, ``scales(ctx, rec, op)``;
+    * ``dma``: ``run_dma(ctx, op)``, ``footprint(arch, op)``;
+    * ``blocks``: ``ifm_block_depth(arch, op)``, ``micro_block(arch, op)``;
+    * ``performance``: ``compute_cycles(arch, op, geo, block_memory, scale_latency)``.
+    """
 
     #: the family's name ("ethos-u55", "ethos-u85")
     name: str = ""
@@ -43,6 +52,14 @@ class ProductFamily:
     #: when the checker's ``blockdep`` rule does not apply to the family
     max_blockdep: int | None = None
 
+    def module(self, name: str):
+        """The family's module ``name`` (``operations``, ``weights`` ...), imported when first asked for."""
+        mods = self.__dict__.setdefault("_modules", {})
+        mod = mods.get(name)
+        if mod is None:
+            mod = mods[name] = importlib.import_module(f"{type(self).__module__}.{name}")
+        return mod
+
     # ------------------------------------------------------------------ decoding
     def has_command(self, cdef, arch) -> bool:
         """Whether command ``cdef`` of :attr:`isa` exists on configuration ``arch``."""
@@ -50,41 +67,42 @@ class ProductFamily:
 
     def build_operation(self, state, cmd, arch):
         """The :class:`~fvp.machine.npu.descriptors.NpuOperation` of the ``NPU_OP_*`` command ``cmd`` against
-        the register state (``command_stream.RegisterState``)."""
-        raise NotImplementedError
+        the register state (``command_stream.RegisterState``): every raw field translated into a named code, a
+        value the product does not define an invalid command stream."""
+        return self.module("operations").build_operation(state, cmd, arch)
 
     # ------------------------------------------------------------------ executing
     def weights_and_scales(self, ctx, rec, op):
         """``(W, (bias, scale, shift))`` of a CONV/DEPTHWISE with weight streams: the decoded ``W[o, ky, kx, i]``
         and the per-channel scale entries, read through ``ctx.view`` and counted in ``rec``."""
-        raise NotImplementedError
+        return self.module("weights").weights_and_scales(ctx, rec, op)
 
     def scales(self, ctx, rec, op):
         """``(bias, scale, shift)`` of an operation without weights that has a scale stream (a per-channel pool)."""
-        raise NotImplementedError
+        return self.module("weights").scales(ctx, rec, op)
 
     def run_dma(self, ctx, op):
         """Execute the DMA ``op``; returns its ``traffic.OpRecord``."""
-        raise NotImplementedError
+        return self.module("dma").run_dma(ctx, op)
 
     def dma_footprint(self, arch, op):
-        """What the DMA ``op`` writes and reads, for the stream checker (``checker.DmaFootprint``)."""
-        raise NotImplementedError
+        """What the DMA ``op`` writes and reads, for the stream checker (``traffic.DmaFootprint``)."""
+        return self.module("dma").footprint(arch, op)
 
     # ------------------------------------------------------------------ geometry and timing
     def ifm_block_depth(self, arch, op) -> int:
         """The IFM depth a convolution or reduce-sum consumes per pass of the MAC array (its block
         configuration), clipped to the IFM depth."""
-        raise NotImplementedError
+        return self.module("blocks").ifm_block_depth(arch, op)
 
     def micro_block(self, arch, op) -> tuple:
         """The OFM micro-block (h, w, c) the operation's blocks are computed in."""
-        raise NotImplementedError
+        return self.module("blocks").micro_block(arch, op)
 
     def compute_cycles(self, arch, op, geo: dict, block_memory: tuple, scale_latency: float) -> dict:
         """The MAC/AO pipeline of a kernel operation over its blocks (``timing.pipeline``): total, fill, mac, ao
         and wd cycles. ``block_memory``: (cycles to read one IFM block, cycles to write one OFM block)."""
-        raise NotImplementedError
+        return self.module("performance").compute_cycles(arch, op, geo, block_memory, scale_latency)
 
     def memory_ports(self, mem) -> int:
         """How many AXI ports of one kind reach memory ``mem`` (a system config's ``MemoryTimingSpec``): its

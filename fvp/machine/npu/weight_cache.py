@@ -90,7 +90,7 @@ class WeightCache:
 
     def get_decoded(self, stream: bytes, params: tuple, decode) -> np.ndarray:
         """The cached ``W`` for ``(stream, params)``, or ``decode()``'s result stored under that key (also used
-        for the Ethos-U85's streams, whose decoder is ``weights_u85``)."""
+        for the Ethos-U85's streams, whose decoder is ``u85/weights.py``)."""
         key = (stream, params)
         entry = self._entries.get(key)
         if entry is not None:

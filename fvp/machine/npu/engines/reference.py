@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
 from hwdesc.sigmoid import INPUT_ONE, SIGMOID_TABLE_U16, STEPS_PER_ONE
 
-from ..descriptors import IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC  # noqa: F401
+from ..descriptors import ClipRange, IfmScaleMode, RoundMode
 
 from ...cancel import interruption_point
 
@@ -47,16 +46,16 @@ HOST_BYTES_FACTOR = 6
 
 def rounding_constant(v: int, s: int, mode: int) -> int:
     """The constant R added before the arithmetic right shift by ``s`` (section 2.1)."""
-    if mode == ROUND_TRUNCATE:
+    if mode == RoundMode.TRUNCATE:
         return 0 if v >= 0 else (1 << s) - 1
-    if mode == ROUND_FLOOR:
+    if mode == RoundMode.TRUNCATE_TO_LOWER:
         return 0
     r = (1 << (s - 1)) if s > 0 else 0
-    if mode == ROUND_SYMMETRIC and v < 0 and s > 0:
+    if mode == RoundMode.SYMMETRIC and v < 0 and s > 0:
         r -= 1
-    if mode == ROUND_DBL and s > 31:
+    if mode == RoundMode.DBL and s > 31:
         r += (1 << 30) if v >= 0 else -(1 << 30)
-    if mode == ROUND_DBL_ASYMMETRIC and s > 31:
+    if mode == RoundMode.DOUBLE_ASYMMETRIC and s > 31:
         r += 1 << 30
     return r
 
@@ -90,13 +89,13 @@ def tflite_multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int)
     return (hi >> right) + (1 if remainder > threshold else 0)
 
 
-def _lut_index_range(ofm_bits: int, ofm_signed: bool, clip_range: int):
+def lut_index_range(ofm_bits: int, ofm_signed: bool, clip_range: ClipRange):
     """(bits, signed) of the LUT index / clip domain."""
-    if clip_range == 2:
+    if clip_range == ClipRange.FORCE_UINT8:
         return 8, False
-    if clip_range == 3:
+    if clip_range == ClipRange.FORCE_INT8:
         return 8, True
-    if clip_range == 5:
+    if clip_range == ClipRange.FORCE_INT16:
         return 16, True
     return ofm_bits, ofm_signed
 
@@ -106,10 +105,10 @@ def clamp_range(op) -> tuple:
     act = op.activation
     ofm = op.ofm
     table = act.table is not None
-    if ofm.bits >= 32 and not table and act.clip_range == 0:
+    if ofm.bits >= 32 and not table and act.clip_range == ClipRange.OFM_PRECISION:
         return None  # [inferred] MIN/MAX not applied to 32-bit outputs
     lo, hi = act.min, act.max
-    bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
     if bits < 32:
         tlo = -(1 << (bits - 1)) if signed else 0
         thi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
@@ -123,7 +122,7 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
     act = op.activation
     ofm = op.ofm
-    bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
     y = y.astype(np.int64)
     if bits == 8:
         idx = np.clip(y + 128 if signed else y, 0, 255)  # only out of range without a clip (not modelled)
@@ -415,15 +414,15 @@ def elementwise_value(a_raw, b_raw, op):
         b = np.broadcast_to(b, a.shape)
         if op.broadcast.reversed_operands:
             a, b = b, a
-    if op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:  # Ethos-U85: each operand through its own scale
+    if op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:  # each operand through its own scale (the U85)
         a, b = per_operand_scaled(a, b, op)
-    if sub in ("ADD", "SUB") and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
+    if sub in ("ADD", "SUB") and op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:
         return a + b if sub == "ADD" else a - b
     if sub in ("ADD", "SUB"):
         a = a.astype(object)
         b = b.astype(object)
         mode = op.ifm_scale_mode
-        if mode == 0:
+        if mode == IfmScaleMode.OPA_OPB_16:
             a2 = a * (op.opa_scale.multiplier & 0xFFFF)
             b2 = b * (op.opb_scale & 0xFFFF)
         else:
@@ -431,7 +430,7 @@ def elementwise_value(a_raw, b_raw, op):
             m, s, rm = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
             sc = np.frompyfunc(lambda x: rshift_round(int(x) << L, m, s + L, rm), 1, 1)
             fixed = np.frompyfunc(lambda x: int(x) << (L - 1) if L else int(x), 1, 1)
-            if mode == 1:
+            if mode == IfmScaleMode.OPA_32:
                 a2, b2 = sc(a), fixed(b)
             else:
                 a2, b2 = fixed(a), sc(b)
@@ -457,7 +456,7 @@ def elementwise_value(a_raw, b_raw, op):
         rm = op.ofm_round_mode
         f = np.frompyfunc(lambda x, n: rshift_round(x, 1, int(n) & 31, rm), 2, 1)
         return f(a, b)
-    if sub == "LRELU" and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
+    if sub == "LRELU" and op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:
         return a  # per_operand_scaled applied IFM_SCALE to x >= 0 and IFM2_SCALE (alpha) to x < 0
     if sub in BITWISE_AND_COMPARE_MODES:
         return bitwise_elementwise(np.asarray(a, dtype=object).astype(np.int64), None if b is None else

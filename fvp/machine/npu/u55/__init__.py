@@ -23,39 +23,7 @@ class EthosU55Family(ProductFamily):
     max_blockdep = (1 << ethosu.BY_NAME["NPU_SET_BLOCKDEP"].fields[0].width) - 1
 
     def has_command(self, cdef, arch) -> bool:
-        return cdef.valid_for(is_u65(arch))
-
-    def build_operation(self, state, cmd, arch):
-        from .operations import build_operation
-        return build_operation(state, cmd, arch)
-
-    def weights_and_scales(self, ctx, rec, op):
-        from .weights import weights_and_scales
-        return weights_and_scales(ctx, rec, op)
-
-    def scales(self, ctx, rec, op):
-        from .weights import scales
-        return scales(ctx, rec, op)
-
-    def run_dma(self, ctx, op):
-        from .dma import run_dma
-        return run_dma(ctx, op)
-
-    def dma_footprint(self, arch, op):
-        from .dma import footprint
-        return footprint(arch, op)
-
-    def ifm_block_depth(self, arch, op) -> int:
-        from .blocks import ifm_block_depth
-        return ifm_block_depth(arch, op)
-
-    def micro_block(self, arch, op) -> tuple:
-        from .blocks import micro_block
-        return micro_block(arch, op)
-
-    def compute_cycles(self, arch, op, geo, block_memory, scale_latency):
-        from .performance import compute_cycles
-        return compute_cycles(arch, op, geo, block_memory, scale_latency)
+        return cdef.valid_for(is_u65(arch))  # the U65-only registers (2-D/3-D DMA, the second core's)
 
     def memory_ports(self, mem) -> int:
         return 1  # one AXI port per memory

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...cancel import interruption_point
-from ....errors import NpuFault
 from .. import bounds
 from ..traffic import SHRAM_REGION, DmaFootprint, OpRecord
 from .variants import is_u65
@@ -26,8 +25,6 @@ def run_dma(ctx, op) -> OpRecord:
     d = op.dma
     rec = OpRecord(op)
     mode = _mode(ctx.arch, d)
-    if mode == 3:
-        raise NpuFault("cmd_parse_error", "reserved DMA stride mode 3", offset=op.offset)
     rows = 1 if mode == 0 else d.size0
     planes = d.size1 if mode == 2 else 1
     total = d.length * rows * planes

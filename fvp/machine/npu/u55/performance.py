@@ -35,7 +35,7 @@ def ao_cycles_per_element(arch, op) -> float:
     else:
         idx = 7
     a = op.activation
-    if a is not None and (a.table is not None or a.function in R.ACTIVATION_BUILTIN):
+    if a is not None and (a.table is not None or a.builtin):
         aidx = 0
     elif a is not None and (a.min > op.ofm.min_value or a.max < op.ofm.max_value):
         aidx = 1  # a clamp narrower than the OFM type: a fused ReLU-family activation

@@ -25,46 +25,13 @@ class EthosU85Family(ProductFamily):
     def has_command(self, cdef, arch) -> bool:
         return True  # every command of the U85's table exists on every configuration
 
-    def build_operation(self, state, cmd, arch):
-        from .operations import build_operation
-        return build_operation(state, cmd, arch)
-
-    def weights_and_scales(self, ctx, rec, op):
-        from .weights import weights_and_scales
-        return weights_and_scales(ctx, rec, op)
-
-    def scales(self, ctx, rec, op):
-        from .weights import scales
-        return scales(ctx, rec, op)
-
-    def run_dma(self, ctx, op):
-        from .dma import run_dma
-        return run_dma(ctx, op)
-
-    def dma_footprint(self, arch, op):
-        from .dma import footprint
-        return footprint(arch, op)
-
-    def ifm_block_depth(self, arch, op) -> int:
-        from .blocks import ifm_block_depth
-        return ifm_block_depth(arch, op)
-
-    def micro_block(self, arch, op) -> tuple:
-        from .blocks import micro_block
-        return micro_block(arch, op)
-
-    def compute_cycles(self, arch, op, geo, block_memory, scale_latency):
-        from .performance import compute_cycles
-        return compute_cycles(arch, op, geo, block_memory, scale_latency)
-
     def memory_ports(self, mem) -> int:
         # one memory type is reached through several AXI ports: vela.ini's <Mem>_ports_used (Ethos_U85_SYS_*:
         # SRAM x2 or x4); Regor (regor.cpp) makes its bandwidth clock_scale x 16 x ports
         return max(int(getattr(mem, "ports_used", 1) or 1), 1)
 
     def limit_by_channels(self, model, op, transfers, cost):
-        from .channels import limit_by_channels
-        return limit_by_channels(model, op, transfers, cost)
+        return self.module("channels").limit_by_channels(model, op, transfers, cost)
 
 
 FAMILY = EthosU85Family()

@@ -6,8 +6,8 @@ Sources (facts only): Vela 5.1's Regor ``ethos_u85_performance.cpp`` (``Estimate
 ``EstimateMacOpCycles``, ``EstimateElementwiseCycles``, ``GetOutputCyclesPerElement``,
 ``GetActivationCyclesPerElement``, ``EstimateAOCyclesPerElement``, ``WeightDecodeCycles``), ``ethos_u85.cpp``
 (the per-configuration tables ``s_EthosU85PerfInfo``, held in ``variants.py``; ``FindBlockConfig``'s IFM block
-depth, ``blocks.py``); how many values the weight decoders produce is the U85 weight traversal of ``weights.py``
-(Vela's ``ethos_u85_weight_encoder.cpp``).
+depth, ``blocks.py``); how many values the weight decoders produce is the layout of the U85's weight streams
+(``blocks.py``, Vela's ``ethos_u85_weight_encoder.cpp``).
 
 Where the U85 differs from the U55/U65 formulas of ``u55/performance.py``:
 
@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import math
 
-from ..descriptors import SCALE_ENTRY_BYTES, SUBKERNEL_MAX, UNARY_ELEMENTWISE_MODES
+from ..descriptors import SCALE_ENTRY_BYTES, SUBKERNEL_MAX, UNARY_ELEMENTWISE_MODES, ActivationFunction
 from ..timing.geometry import _cdiv, _roundup, ifm_block_depth, ifm_depth_passes
 from ..timing.pipeline import accumulator_delay, pipeline
-from .blocks import block_ifm_depth, micro_block
-from .weights import weight_stream_length
+from .blocks import block_ifm_depth, micro_block, weight_stream_length
 #: OFM transposes that swap H and W: the AO stage runs them at half rate (Regor's NWHC, NWCH, NCWH)
 HW_SWAP_TRANSPOSES = ("WHC", "WCH", "CWH")
 #: AO cycles per element of an integer division
@@ -90,7 +89,8 @@ def activation_cycles_per_element(arch, op) -> float:
     transpose = getattr(ofm, "transpose", "HWC")
     reverse = getattr(ofm, "reverse", "NONE")
     a = op.activation
-    fused = a is not None and (a.function != 0 or a.min > ofm.min_value or a.max < ofm.max_value)
+    fused = a is not None and (a.function != ActivationFunction.NONE or a.min > ofm.min_value
+                               or a.max < ofm.max_value)
     if not (fused or transpose != "HWC" or reverse != "NONE"):
         return 0.0
     half = transpose in HW_SWAP_TRANSPOSES or reverse == "W"
@@ -153,7 +153,7 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
 
 def decoded_weights(arch, op) -> tuple:
     """(weights, padding zeros) the weight decoders produce in one pass over a CONV/DEPTHWISE operation's weight
-    streams: the values of the U85 weight traversal (``weights.weight_stream_length``: the kernel
+    streams: the values of the U85 weight traversal (``blocks.weight_stream_length``: the kernel
     rounded to 5 or 10 elements for part-kernel-first and depthwise, depthwise padding slots, the IFM and OFM
     micro-blocks; all decoders' streams), every value that is no real weight counted a zero.  (0, 0) for the
     other kinds."""

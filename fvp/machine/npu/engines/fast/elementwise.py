@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...descriptors import IfmScaleMode
 from ...jit import njit
 from .. import reference as ref
 from .paths import small
@@ -71,7 +72,7 @@ def elementwise_value(a_raw, b_raw, op):
         b = np.ascontiguousarray(np.broadcast_to(b, a.shape))
         if op.broadcast.reversed_operands:
             a, b = b, a
-    if op.ifm_scale_mode == ref.IFM_SCALE_PER_OPERAND:  # Ethos-U85: reference.per_operand_scaled
+    if op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:  # reference.per_operand_scaled (the U85)
         a, b = _per_operand_scaled(a, b, op)
         if sub in ("ADD", "SUB"):
             return a + b if sub == "ADD" else a - b
@@ -81,12 +82,12 @@ def elementwise_value(a_raw, b_raw, op):
             return ref.bitwise_elementwise(a, b, op)
     if sub in ("ADD", "SUB"):
         mode = op.ifm_scale_mode
-        if mode == 0:
+        if mode == IfmScaleMode.OPA_OPB_16:
             a2 = a * (op.opa_scale.multiplier & 0xFFFF)
             b2 = b * (op.opb_scale & 0xFFFF)
         else:
             L = 20 if ifm.bits == 8 else 15 if ifm.bits == 16 else 0
-            m, s, rm = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
+            m, s, rm = op.opa_scale.multiplier, op.opa_scale.shift, int(op.ifm_round_mode)
 
             def sc(x):
                 x = np.ascontiguousarray(x)
@@ -101,7 +102,7 @@ def elementwise_value(a_raw, b_raw, op):
             def fixed(x):
                 return x << (L - 1) if L else x
 
-            a2, b2 = (sc(a), fixed(b)) if mode == 1 else (fixed(a), sc(b))
+            a2, b2 = (sc(a), fixed(b)) if mode == IfmScaleMode.OPA_32 else (fixed(a), sc(b))
         return a2 + b2 if sub == "ADD" else a2 - b2
     if sub == "MUL":
         return a * b
@@ -124,10 +125,10 @@ def elementwise_value(a_raw, b_raw, op):
         if small(a):
             return mul_round_shift_np(a, 1, b & 31, op.ofm_round_mode)
         out = np.empty(a.shape, np.int64)
-        _shr(np.ascontiguousarray(a), np.ascontiguousarray(b), op.ofm_round_mode, out)
+        _shr(np.ascontiguousarray(a), np.ascontiguousarray(b), int(op.ofm_round_mode), out)
         return out
     if sub == "LRELU":
-        m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
+        m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, int(op.ofm_round_mode)
         a = np.ascontiguousarray(a)
         if small(a):
             neg = mul_round_shift_np(a, m, s, rm)

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...descriptors import RoundMode
 from ...memo import MISS, IdentityMemo
 from ...jit import njit
 from .. import reference as ref
 from .paths import small
+
+# the round modes as the numba kernels take them: ints (RoundMode's values), compile-time constants there
+_DBL, _TRUNCATE, _NATURAL = int(RoundMode.DBL), int(RoundMode.TRUNCATE), int(RoundMode.NATURAL)
+_TO_LOWER, _SYMMETRIC = int(RoundMode.TRUNCATE_TO_LOWER), int(RoundMode.SYMMETRIC)
+_DOUBLE_ASYMMETRIC = int(RoundMode.DOUBLE_ASYMMETRIC)
 
 SAT = np.int64(1) << np.int64(62)  # results beyond +-2**62 saturate (far outside every OFM type)
 
@@ -20,16 +26,16 @@ def _round_const(v, s, mode):
     or Python-int object arrays)."""
     zero = np.zeros((), v.dtype)
     one = np.ones((), v.dtype)
-    if mode == 1:  # TRUNCATE: towards zero
+    if mode == RoundMode.TRUNCATE:  # towards zero
         return np.where((v >= 0) | (s == 0), zero, (one << s) - 1)
-    if mode == ref.ROUND_FLOOR:
+    if mode == RoundMode.TRUNCATE_TO_LOWER:
         return np.zeros(np.broadcast(v, s).shape, v.dtype)
     r = np.where(s > 0, one << np.maximum(s - 1, 0), zero)
-    if mode == 0:  # DBL: an extra 2**30 with the sign of v for shifts above 31
+    if mode == RoundMode.DBL:  # an extra 2**30 with the sign of v for shifts above 31
         r = r + np.where(s > 31, np.where(v >= 0, one << 30, -(one << 30)), zero)
-    elif mode == ref.ROUND_SYMMETRIC:  # half away from zero
+    elif mode == RoundMode.SYMMETRIC:  # half away from zero
         r = r - np.where((v < 0) & (s > 0), one, zero)
-    elif mode == ref.ROUND_DBL_ASYMMETRIC:
+    elif mode == RoundMode.DOUBLE_ASYMMETRIC:
         r = r + np.where(s > 31, one << 30, zero)
     return r
 
@@ -56,14 +62,13 @@ def mul_round_shift_np(v, m, s, mode) -> np.ndarray:
 
 @njit
 def mul_round_shift(v, m, s, mode):
-    """``floor((v * m + R) / 2**s)`` exactly (R per round mode 0 DBL / 1 TRUNCATE / 2 NATURAL); ``m`` unsigned
+    """``floor((v * m + R) / 2**s)`` exactly (R per round mode, a :class:`RoundMode` value); ``m`` unsigned
     32-bit, ``0 <= s <= 63``, ``|v| < 2**62``.  Results beyond +-2**62 saturate to +-2**62."""
     v = np.int64(v)
     m = np.int64(m)
     s = np.int64(s)
-    # rounding constant (modes as reference.rounding_constant: 0 DBL, 1 TRUNCATE, 2 NATURAL, 4 FLOOR,
-    # 5 SYMMETRIC, 6 DBL_ASYMMETRIC)
-    if mode == 1:
+    # the rounding constant, as reference.rounding_constant
+    if mode == _TRUNCATE:
         if v >= 0:
             r = np.int64(0)
         elif s == 0:
@@ -71,18 +76,18 @@ def mul_round_shift(v, m, s, mode):
         else:
             half = np.int64(1) << (s - 1)
             r = (half - 1) + half
-    elif mode == 4:
+    elif mode == _TO_LOWER:
         r = np.int64(0)
     else:
         r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
-        if mode == 5 and v < 0 and s > 0:
+        if mode == _SYMMETRIC and v < 0 and s > 0:
             r -= np.int64(1)
-        if mode == 0 and s > 31:
+        if mode == _DBL and s > 31:
             if v >= 0:
                 r += np.int64(1) << 30
             else:
                 r -= np.int64(1) << 30
-        if mode == 6 and s > 31:
+        if mode == _DOUBLE_ASYMMETRIC and s > 31:
             r += np.int64(1) << 30
     mask = np.int64(0xFFFFFFFF)
     vh = v >> 32
@@ -123,10 +128,10 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
         for j in range(c):
             v = value[i, j]
             s = shift[j]
-            if -(1 << 30) < v < (1 << 30) and s <= 62 and (mode == 0 or mode == 2):
+            if -(1 << 30) < v < (1 << 30) and s <= 62 and (mode == _DBL or mode == _NATURAL):
                 # |v * m| < 2**62 and R <= 2**61 + 2**30: the int64 expression cannot overflow
                 r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
-                if mode == 0 and s > 31:
+                if mode == _DBL and s > 31:
                     r = r + (np.int64(1) << 30) if v >= 0 else r - (np.int64(1) << 30)
                 y = ((v * mult[j] + r) >> s) + zp
             else:
@@ -182,7 +187,7 @@ def _lut_table(op, lut):
     if act.table is None:
         return 0, np.zeros(1, np.int64), False
     ofm = op.ofm
-    bits, signed = ref._lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    bits, signed = ref.lut_index_range(ofm.bits, ofm.signed, act.clip_range)
     if bits == 8:
         esz = ofm.bits // 8
         if esz == 1:
@@ -238,7 +243,7 @@ def branch_free_stage(op, m, s, c):
     :func:`fused.requant_row`) for per-channel multipliers ``m`` and shifts ``s``, or None when it is not its case:
     rounding other than NATURAL/DBL, a shift outside 0..62, no channels, an empty clamp range."""
     mode = op.ofm_round_mode
-    if mode not in (0, 2) or c == 0 or s.max() > 62 or s.min() < 0:
+    if mode not in (RoundMode.DBL, RoundMode.NATURAL) or c == 0 or s.max() > 62 or s.min() < 0:
         return None
     ofm = op.ofm
     rng = ref.clamp_range(op)
@@ -247,7 +252,7 @@ def branch_free_stage(op, m, s, c):
     if lo > hi:
         return None
     rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
-    rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
+    rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
     return m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
 
 
@@ -292,7 +297,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     if numpy_only:
         # numpy: the kernels' arithmetic, exact (int64 where it cannot overflow, Python integers otherwise)
         lo, hi = int(ofm.min_value), int(ofm.max_value)
-        if (kind == 0 and mode != 1 and v2.size and int(s.max()) <= 31 and int(s.min()) >= 0
+        if (kind == 0 and mode != RoundMode.TRUNCATE and v2.size and int(s.max()) <= 31 and int(s.min()) >= 0
                 and max(int(v2.max()), -int(v2.min())) < (1 << 30)):
             # the common case in few passes: R = 2**(s-1) whatever the sign (no DBL term below shift 32)
             y = v2 * m
@@ -313,14 +318,15 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             y = _lut_np(y, kind, tab, lut_signed)
         return np.clip(y, lo, hi).reshape(shape)
     out = np.empty_like(v2)
-    if kind == 0 and mode in (0, 2) and v2.size and s.max(initial=0) <= 62 and s.min(initial=0) >= 0:
+    if (kind == 0 and mode in (RoundMode.DBL, RoundMode.NATURAL) and v2.size and s.max(initial=0) <= 62
+            and s.min(initial=0) >= 0):
         vmax = max(int(v2.max()), -int(v2.min()))
         lo = max(int(ofm.min_value), int(rng[0])) if rng else int(ofm.min_value)
         hi = min(int(ofm.max_value), int(rng[1])) if rng else int(ofm.max_value)
         if vmax < (1 << 30) and lo <= hi:
             # the common case (int32 accumulators, NATURAL/DBL): one branch-free pass
             rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
-            rnd_dbl = np.where((s > 31) & (mode == 0), np.int64(1) << 30, 0).astype(np.int64)
+            rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
             # clamping to [lo, hi] then saturating to the OFM type is one clamp to the intersection
             requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi), out)
             return out.reshape(shape)
