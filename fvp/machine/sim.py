@@ -9,27 +9,15 @@ time order with ties broken by scheduling order, so runs are deterministic.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import heapq
 import time as _time
 from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import SimulationStop, StopReason
+from .cancel import INTERRUPT as _INTERRUPT, interruption_point  # noqa: F401  (the hook long device work calls)
 
 PS_PER_S = 10 ** 12
-
-# The cancellation hook of the running simulation: a device model whose work for one event is long (an NPU
-# operation computed on the host) calls ``interruption_point()`` between chunks of it, so that ``--timelimit``
-# stops the run within a chunk rather than after the event. Outside ``Simulator.interruptible()`` it does nothing.
-_INTERRUPT: contextvars.ContextVar = contextvars.ContextVar("fvp_interrupt", default=None)
-
-
-def interruption_point() -> None:
-    """Raise ``SimulationStop(StopReason.TIME_LIMIT)`` if the running simulation's wall-clock limit has passed."""
-    check = _INTERRUPT.get()
-    if check is not None:
-        check()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from fvp.machine.bus import AddressMap, Bus, Ram
 from fvp.machine.npu import bounds
 from fvp.machine.npu.device import NpuMemoryPort
 from fvp.machine.npu.execute import execute_stream
-from fvp.machine.npu.operations import AddressRange, iter_operations
+from fvp.machine.npu.descriptors import AddressRange
+from fvp.machine.npu.operations import iter_operations
 from fvp.machine.sim import Simulator, interruption_point
 from hwdesc.ethosu import CODE
 

@@ -12,7 +12,8 @@ import pytest
 from fvp.errors import SimulationStop
 from fvp.machine.npu.arch import get_arch
 from fvp.machine.npu.checker import StreamChecker
-from fvp.machine.npu.operations import Dma, NpuOperation, iter_operations
+from fvp.machine.npu.descriptors import Dma, NpuOperation
+from fvp.machine.npu.operations import iter_operations
 
 from .corpus import load
 
