@@ -61,11 +61,7 @@ LEGACY_SOFTMAX = ("the NPU model adds OFM_ZERO_POINT to 32-bit OFMs; Vela's olde
                   "zero point there and the hardware does not add it (issue 31 item 2; fvp/machine/npu)")
 # fixture -> (source, configuration or None for the source itself, expect)
 FIXTURES = {
-    "tiny_int8_u55-64": ("tiny_int8", "u55-64", "exact"),
-    "tiny_int8_u55-256": ("tiny_int8", "u55-256", "exact"),
-    "tiny_int8_u65-256": ("tiny_int8", "u65-256", "exact"),
-    "tiny_int8_u65-512": ("tiny_int8", "u65-512", "exact"),
-    "tiny_int8_u85-256": ("tiny_int8", "u85-256", "exact"),
+    **{f"tiny_int8_{c}": ("tiny_int8", c, "exact") for c in ("u55-64", "u55-256", "u65-256", "u65-512", "u85-256")},
     "softmax_int8_u65-512": ("softmax_int8", "u65-512", "exact"),
     "softmax_int8_u55-128-legacy": ("softmax_int8", "u55-128-legacy", "xfail: " + LEGACY_SOFTMAX),
     "lstm_int8": ("lstm_int8", None, "exact"),
