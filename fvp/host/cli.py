@@ -134,7 +134,7 @@ def cmd_config(args) -> int:
 def cmd_compare(args) -> int:
     from .compare import compare
 
-    boards = list(args.boards) + ([f"target:{args.target}"] if args.target else [])
+    boards = list(args.boards) + [f"target:{t}" for t in args.target]
     return compare(args.model, boards, args.overrides, csv_path=args.csv, json_path=args.json,
                    plot_path=args.plot, timelimit=args.timelimit)
 
