@@ -166,6 +166,22 @@ def cache_secret(root: Path | None = None) -> bytes | None:
     return _SECRETS[path]
 
 
+def seal(label: str, data: bytes, root: Path | None = None) -> bytes | None:
+    """A keyed BLAKE2b-256 of ``(label, data)`` under this user's cache key, for a file kept in the cache
+    directory ``root`` by another writer (``fvp sweep``'s compiles): a file whose seal does not match was not
+    written by this user and is not used. None when there is no usable key."""
+    try:
+        secret = cache_secret(cache_root() if root is None else root)
+    except (RuntimeError, KeyError, OSError):
+        return None
+    if secret is None:
+        return None
+    h = hashlib.blake2b(digest_size=32, key=secret, person=b"fvp-cache-file")
+    h.update(label.encode() + b"\0")
+    h.update(data)
+    return h.digest()
+
+
 # ------------------------------------------------------------------------------------------------ directories
 def _open_dir(parent_fd: int, name: str, create: bool) -> int:
     """A descriptor of the directory ``name`` inside ``parent_fd``, never through a symbolic link (``ELOOP``;
