@@ -322,10 +322,10 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     out = out or sys.stdout
     paths = [model_paths] if isinstance(model_paths, str) else list(model_paths)
     models = []
-    from .inputs import read_program
+    from .inputs import read_checked_program
 
     for path in paths:
-        models.append((os.path.basename(path), read_program(path)))  # bounded, one-line errors
+        models.append((os.path.basename(path), read_checked_program(path)))  # bounded, one-line errors
     if len(models) == 1:
         if not boards:
             raise ConfigError("fvp compare: give at least one board (-c BOARD, repeat for more)")
