@@ -199,3 +199,23 @@ def test_cyclelimit_stops_one_cycle_past_the_limit(limit, capsys):
 def test_compare_takes_every_target(capsys):
     rc, out, err = _run(capsys, "compare", BPTE, "--target", "ethos-u55-128", "--target", "ethos-u55-256")
     assert "on 2 board(s)" in out and "target:ethos-u55-128" in out and "target:ethos-u55-256" in out
+
+
+@pytest.mark.parametrize("argv0, status, says", [("/usr/local/bin/fvp", 130, "fvp: interrupted\n"),
+                                                 ("/usr/bin/FVP_Corstone_SSE-320", 130, "FVP_Corstone_SSE-320: interrupted\n"),
+                                                 ("my_script.py", None, "KeyboardInterrupt")])
+def test_ctrl_c_while_the_console_script_imports(argv0, status, says):
+    """A Ctrl-C after the console script started importing the package and before its guard is in place: one
+    line and 130, as during the run (a library caller's process is left alone)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (f"import sys; sys.argv[0] = {argv0!r}; import fvp, os, signal; os.kill(os.getpid(), signal.SIGINT); "
+            f"import time; time.sleep(10)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    if status is not None:
+        assert (p.returncode, p.stderr) == (status, says)
+    else:
+        assert "Traceback" in p.stderr and says in p.stderr
