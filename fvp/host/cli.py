@@ -17,7 +17,7 @@ from ..boards import ConfigProblems, as_written, available_boards, load_board
 from ..errors import ConfigError
 from .cli_args import OneLineParser, add_board_options, load_for, seconds
 from .entry import EXIT_USAGE, guarded
-from .inputs import read_checked_program
+from .programs.identify import read_checked_program
 from .run import command as run_command
 
 def build_parser() -> argparse.ArgumentParser:

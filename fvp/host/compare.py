@@ -322,7 +322,7 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     out = out or sys.stdout
     paths = [model_paths] if isinstance(model_paths, str) else list(model_paths)
     models = []
-    from .inputs import read_checked_program
+    from .programs.identify import read_checked_program
 
     for path in paths:
         models.append((os.path.basename(path), read_checked_program(path)))  # bounded, one-line errors

@@ -118,12 +118,3 @@ def read_program(path, spec=None, *, label: str | None = None, kind: str = "mode
     limit, why = program_limit(spec)
     return read_input(path, limit, label=label, kind=kind, why=why)
 
-
-def read_checked_program(path, spec=None) -> bytes:
-    """A program file (bounded), refused in one line (exit 2) when it is no program or is cut short
-    (``fvp.host.programs.identify``)."""
-    from .programs.identify import check_program_file
-
-    data = read_program(path, spec)
-    check_program_file(data, str(path))
-    return data

@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 
 from ...errors import ConfigError
+from ..inputs import read_program
 from .kind import ProgramKind, identifier, program_kind
 
 #: root-table fields (index) that point at a vector, with the vector's element size in bytes
@@ -82,3 +83,11 @@ def check_program_file(data: bytes, label: str) -> ProgramKind:
     if why:
         raise ConfigError(f"{label}: a {kind.value}, truncated: {why}")
     return kind
+
+
+def read_checked_program(path, spec=None) -> bytes:
+    """A program file (bounded: ``inputs.read_program``), refused in one line (exit 2) when it is no program or
+    is cut short."""
+    data = read_program(path, spec)
+    check_program_file(data, str(path))
+    return data
