@@ -30,10 +30,10 @@ def error_lines(exc: BaseException) -> list[str]:
         lines = [f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror}"]
     else:
         lines = str(exc).splitlines() or [type(exc).__name__]
-    return [_printable(line) for line in lines]
+    return [printable(line) for line in lines]
 
 
-def _printable(line: str) -> str:
+def printable(line: str) -> str:
     """A line with its control characters (a NUL byte from a file name, an escape sequence) shown as ``\\xNN``."""
     if line.isprintable():
         return line
