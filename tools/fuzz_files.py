@@ -8,8 +8,10 @@ compile specs or kind name) and must end cleanly: the runner's or the simulator'
 
 from __future__ import annotations
 
+import atexit
 import io
 import random
+import shutil
 import struct
 import tempfile
 from dataclasses import replace
@@ -66,6 +68,7 @@ def npy_header(rng: random.Random) -> bytes:
 
 
 _SCRATCH = Path(tempfile.mkdtemp(prefix="fvp-fuzz-files-"))
+atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 
 
 def run_npy_header(rng: random.Random) -> Outcome:

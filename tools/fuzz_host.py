@@ -10,6 +10,7 @@ findings otherwise).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import pickle
@@ -27,6 +28,7 @@ _HEADER_SIZE = 44  # an entry's header (diskcache._HEADER): magic, length, MAC
 ADD_Q = CORPUS / "add_q.pte"
 BPTE = CORPUS / "add_u55-128.bpte"
 _ROOT = Path(tempfile.mkdtemp(prefix="fvp-fuzz-host-"))
+atexit.register(shutil.rmtree, _ROOT, ignore_errors=True)
 
 
 def _canary(d: Path) -> dict:
