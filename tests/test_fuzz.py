@@ -2,8 +2,7 @@
 10,000 cases and more: docs/security.md).
 
 Each target runs a few cases from fixed seeds (the same cases every run); a finding names the target, the seed
-and what went wrong. The NPU register crashes of issue 27 item 4 (``fuzz_files.NPU_HELPER_REGISTERS``) are
-reported by the campaign apart (``npu_known``) until the NPU model diagnoses them.
+and what went wrong.
 """
 
 import random
@@ -18,7 +17,7 @@ import fuzz  # noqa: E402
 
 #: cases per target (the default: 6); long or whole-program cases fewer
 SAMPLE = {"grown_shape": 2, "long_dma": 2, "cache_entry": 4, "cache_links": 4, "program": 10, "stream": 10}
-CLEAN = ("ok", "clean_failure", "npu_known")
+CLEAN = ("ok", "clean_failure")
 
 
 @pytest.mark.parametrize("target", sorted(set(fuzz.TARGETS) - {"host_file"}))
@@ -64,6 +63,6 @@ def test_findings_are_told_apart():
     Outcome = fuzz.Outcome
     assert fuzz.finding(Outcome("crash", "internal error: abort: x | [critical] simulator error", 0)) == "internal_error"
     assert fuzz.finding(Outcome("crash", "TypeError: boom for ['run']", 0)) == "traceback"
-    for kind in ("touched", "code_ran", "silent", "hang", "over_memory", "npu_known"):
+    for kind in ("touched", "code_ran", "silent", "hang", "over_memory"):
         assert fuzz.finding(Outcome(kind, "", 0)) == kind
     assert fuzz.finding(Outcome("clean_failure", "", 0)) is None and fuzz.finding(Outcome("ok", "", 0)) is None

@@ -92,10 +92,6 @@ _REGISTER_SEEDS = {
 #: the values the issue found (NPU_SET_IFM_PRECISION 0x1b02, NPU_SET_ACTIVATION 0x1336) and field edges
 KNOWN_REGISTER_VALUES = {"NPU_SET_IFM_PRECISION": [0x1B02], "NPU_SET_ACTIVATION": [0x1336],
                          "NPU_SET_OFM_PRECISION": [0xFFFF], "NPU_SET_IFM2_PRECISION": [0x1B02]}
-#: the registers whose out-of-range fields the issue found crashing the NPU model (IFM/IFM2 precision, the
-#: activation): diagnosing them is the NPU restructuring's work (issue 27 item 4); the campaign counts a crash of
-#: the NPU model in a case that changed one of them apart (``npu_known``) until that lands
-NPU_HELPER_REGISTERS = {"NPU_SET_IFM_PRECISION", "NPU_SET_IFM2_PRECISION", "NPU_SET_ACTIVATION"}
 _EDGES = [0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x1B02, 0x1336, 0x5555, 0xAAAA]
 
 
@@ -152,9 +148,6 @@ def run_npu_register(rng: random.Random) -> Outcome:
     o.artifact = image
     if o.kind not in ("ok", "clean_failure"):
         o.detail = f"{Path(name).name} {' '.join(register_values.changed)}: {o.detail}"
-        fields = {c.split("=")[0] for c in register_values.changed}
-        if o.kind == "crash" and "NPU model" in o.detail and fields & NPU_HELPER_REGISTERS:
-            o.kind = "npu_known"  # issue 27 item 4's two NPU register crashes: the NPU restructuring's to diagnose
     return o
 
 
