@@ -18,12 +18,15 @@ few Python steps: records are stored as tables, one column per field, and a tabl
 
 * ``[0, v...]`` a list, ``[1, v...]`` a tuple, ``[2, [k...], [v...]]`` a dict, ``[3, t]`` a list of the records
   of table ``t``, ``[4, t]`` the one record of table ``t``, ``[5, [s...], ...]`` a list of tuples of scalars;
-* a table is ``[class, rows, column...]`` (``class`` its position in the header); a column is ``[0, [scalar...]]``,
-  ``[1, [value...]]``, ``[2, [null | [scalar...]]]`` (tuples of scalars), ``[3, [[k...]...], [[v...]...]]``
-  (dicts of scalars), or ``[4, [i...], t]`` (records: the ``i``-th row of table ``t``, -1 for None, each
-  distinct frozen record stored once).
+* a table is ``[class, rows, column...]`` (``class`` its position in the header, one column per field); a column
+  is ``[0, [scalar...]]``, ``[1, [value...]]``, ``[2, [null | [scalar...]]]`` (tuples of scalars),
+  ``[3, [[k...]...], [[v...]...]]`` (dicts of scalars), ``[4, [i...], t]`` (records: the ``i``-th row of table
+  ``t``, -1 for None; each distinct frozen record stored once), ``[5, [[[scalar...]...]...]]`` (lists of tuples
+  of scalars), ``[6, [[i...]...], t]`` (tuples of records of table ``t``) or ``[7, "f8", base64]`` (floats, as a
+  little-endian float64 array: their shortest decimal form is long to parse).
 
-The document is ``{"format": 2, "classes": [[name, [field, ...]], ...], "value": ...}``.
+The document is ``{"format": 2, "classes": [[name, [field, ...]], ...], "tables": [table...], "value": ...}``;
+a table refers only to tables before it, and is built once, at its first use (a loop ends at the depth bound).
 """
 
 from __future__ import annotations
