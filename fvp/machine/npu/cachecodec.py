@@ -17,15 +17,18 @@ few Python steps: records are stored as tables, one column per field, and a tabl
 ``map`` of the class over its columns. A value is a scalar, or an array whose first element says what it is:
 
 * ``[0, v...]`` a list, ``[1, v...]`` a tuple, ``[2, [k...], [v...]]`` a dict, ``[3, t]`` a list of the records
-  of table ``t``, ``[4, t]`` the one record of table ``t``, ``[5, [s...], ...]`` a list of tuples of scalars;
+  of table ``t``, ``[4, t]`` the one record of table ``t``, ``[5, [s...], ...]`` a list of tuples of scalars,
+  ``[6, e, value]`` the member of enumeration ``e`` (its position in the header's ``enums``) with that value;
 * a table is ``[class, rows, column...]`` (``class`` its position in the header, one column per field); a column
   is ``[0, [scalar...]]``, ``[1, [value...]]``, ``[2, [null | [scalar...]]]`` (tuples of scalars),
   ``[3, [[k...]...], [[v...]...]]`` (dicts of scalars), ``[4, [i...], t]`` (records: the ``i``-th row of table
   ``t``, -1 for None; each distinct frozen record stored once), ``[5, [[[scalar...]...]...]]`` (lists of tuples
-  of scalars), ``[6, [[i...]...], t]`` (tuples of records of table ``t``) or ``[7, "f8", base64]`` (floats, as a
-  little-endian float64 array: their shortest decimal form is long to parse).
+  of scalars), ``[6, [[i...]...], t]`` (tuples of records of table ``t``), ``[7, "f8", base64]`` (floats, as a
+  little-endian float64 array: their shortest decimal form is long to parse) or ``[8, e, [value | null...]]``
+  (members of enumeration ``e``).
 
-The document is ``{"format": 2, "classes": [[name, [field, ...]], ...], "tables": [table...], "value": ...}``;
+The document is ``{"format": 2, "classes": [[name, [field, ...]], ...], "enums": [name, ...], "tables":
+[table...], "value": ...}``;
 a table refers only to tables before it, and is built once, at its first use (a loop ends at the depth bound).
 """
 
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import binascii
 import dataclasses
+import enum
 import json
 import sys
 import types
@@ -42,8 +46,8 @@ from itertools import chain, repeat
 import numpy as np
 
 FORMAT = 2
-_LIST, _TUPLE, _DICT, _TABLE, _RECORD, _TUPLES = 0, 1, 2, 3, 4, 5
-_C_SCALARS, _C_VALUES, _C_TUPLES, _C_DICTS, _C_RECORDS, _C_TUPLE_LISTS, _C_RECORD_TUPLES, _C_NUMBERS = range(8)
+_LIST, _TUPLE, _DICT, _TABLE, _RECORD, _TUPLES, _ENUM = range(7)
+_C_SCALARS, _C_VALUES, _C_TUPLES, _C_DICTS, _C_RECORDS, _C_TUPLE_LISTS, _C_RECORD_TUPLES, _C_NUMBERS, _C_ENUMS = range(9)
 _NUMBER_TYPES = {"f8": float}
 _SCALARS = frozenset({type(None), bool, int, float, str})
 _LISTS = frozenset({list})
@@ -83,23 +87,30 @@ def _allowed(hint) -> frozenset | None:
 
 
 def _hinted_classes(hint):
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum)):
         yield hint
     for arg in typing.get_args(hint):
         yield from _hinted_classes(arg)
 
 
 class Schema:
-    """The dataclasses one cache namespace may hold, by class name: ``Schema(*roots)``."""
+    """The dataclasses one cache namespace may hold, by class name: ``Schema(*roots)``; and the enumerations
+    their fields use (``enums``: name -> class; an ``int`` field may hold an ``IntEnum`` member)."""
 
     def __init__(self, *roots):
         self.classes: dict = {}  # name -> class
+        self.enums: dict = {}  # name -> enum class
         self.fields: dict = {}  # class -> ((name, allowed exact types or None), ...)
         self.positional: dict = {}  # class -> whether its constructor takes every field by position, in order
         self.plain: dict = {}  # class -> whether its constructor only assigns the fields (see _rows)
         todo = list(roots)
         while todo:
             cls = todo.pop()
+            if isinstance(cls, type) and issubclass(cls, enum.Enum):
+                other = self.enums.setdefault(cls.__name__, cls)
+                if other is not cls:
+                    raise TypeError(f"two enumerations named {cls.__name__} in one cache schema: {other} and {cls}")
+                continue
             if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)) or cls in self.fields:
                 continue
             other = self.classes.setdefault(cls.__name__, cls)
@@ -117,9 +128,12 @@ class Schema:
                 todo.extend(_hinted_classes(hint))
             module = sys.modules.get(cls.__module__)
             if module is not None:
-                todo.extend(v for v in vars(module).values()
-                            if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == cls.__module__)
+                todo.extend(v for v in vars(module).values() if isinstance(v, type) and v.__module__ == cls.__module__
+                            and (dataclasses.is_dataclass(v) or issubclass(v, enum.Enum)))
         self.frozen = {cls for cls in self.fields if cls.__dataclass_params__.frozen}
+        int_enums = frozenset(e for e in self.enums.values() if issubclass(e, int))
+        for cls, fields in self.fields.items():  # an int field may hold an IntEnum member
+            self.fields[cls] = tuple((n, a | int_enums if a is not None and int in a else a) for n, a in fields)
 
 
 # ------------------------------------------------------------------------------------------------ encode
@@ -128,10 +142,17 @@ def encode(obj, schema: Schema) -> bytes:
     index: dict = {}  # class -> position in the header
     header: list = []
     tables: list = []
+    enums: list = []  # enumeration names, by position
     fields_of = schema.fields
+    enum_classes = set(schema.enums.values())
 
     def is_scalar(v):
         return type(v) in _SCALARS
+
+    def enum_index(t) -> int:
+        if t.__name__ not in enums:
+            enums.append(t.__name__)
+        return enums.index(t.__name__)
 
     def enc(v, depth):
         t = type(v)
@@ -152,6 +173,8 @@ def encode(obj, schema: Schema) -> bytes:
             return [_DICT, [enc(k, depth) for k in v], [enc(x, depth) for x in v.values()]]
         if t in fields_of:
             return [_RECORD, table([v], depth)]
+        if t in enum_classes:
+            return [_ENUM, enum_index(t), v.value]
         raise CodecError(f"{t.__module__}.{t.__qualname__} is not a class of this cache's schema")
 
     def row(v, distinct, where):
@@ -183,6 +206,8 @@ def encode(obj, schema: Schema) -> bytes:
         kinds = {type(v) for v in values if v is not None}
         if len(kinds) == 1:
             (k,) = kinds
+            if k in enum_classes and all(map(is_scalar, (v.value for v in values if v is not None))):
+                return [_C_ENUMS, enum_index(k), [None if v is None else v.value for v in values]]
             if k in fields_of:
                 distinct: list = []
                 where: dict = {}
@@ -217,7 +242,7 @@ def encode(obj, schema: Schema) -> bytes:
         return len(tables) - 1
 
     value = enc(obj, 0)
-    return json.dumps({"format": FORMAT, "classes": header, "tables": tables, "value": value},
+    return json.dumps({"format": FORMAT, "classes": header, "enums": enums, "tables": tables, "value": value},
                       separators=(",", ":")).encode()
 
 
@@ -234,8 +259,19 @@ def decode(data: bytes, schema: Schema):
     except (ValueError, RecursionError) as e:
         raise CodecError(f"not an entry: {e}") from None
     if (type(doc) is not dict or doc.get("format") != FORMAT or type(doc.get("classes")) is not list
-            or type(doc.get("tables")) is not list):
+            or type(doc.get("tables")) is not list or type(doc.get("enums")) is not list):
         raise CodecError("not an entry of this format")
+    enums = []  # header position -> enumeration
+    for name in doc["enums"]:
+        if type(name) is not str or name not in schema.enums:
+            raise CodecError(f"enumeration {name!r} is not in this cache's schema")
+        enums.append(schema.enums[name])
+
+    def member(cls, v):
+        try:
+            return cls(v)
+        except (ValueError, TypeError):
+            raise CodecError(f"{v!r} is not a {cls.__name__}") from None
     classes = []  # header position -> class
     for item in doc["classes"]:
         if type(item) is not list or len(item) != 2 or type(item[0]) is not str or type(item[1]) is not list:
@@ -290,6 +326,10 @@ def decode(data: bytes, schema: Schema):
         form = c[0]
         if form == _C_SCALARS and len(c) == 2 and type(c[1]) is list and len(c[1]) == rows and _scalars(c[1]):
             return c[1]
+        if form == _C_ENUMS and len(c) == 3 and type(c[1]) is int and 0 <= c[1] < len(enums) \
+                and type(c[2]) is list and len(c[2]) == rows and _scalars(c[2]):
+            cls = enums[c[1]]
+            return [None if x is None else member(cls, x) for x in c[2]]
         if form == _C_NUMBERS and len(c) == 3 and c[1] in _NUMBER_TYPES and type(c[2]) is str:
             try:
                 raw = binascii.a2b_base64(c[2])
@@ -352,6 +392,8 @@ def decode(data: bytes, schema: Schema):
                 return records[0]
         if tag == _TUPLES and _LISTS.issuperset(map(type, v[1:])) and _scalars(chain.from_iterable(v[1:])):
             return list(map(tuple, v[1:]))
+        if tag == _ENUM and len(v) == 3 and type(v[1]) is int and 0 <= v[1] < len(enums) and _scalars(v[2:]):
+            return member(enums[v[1]], v[2])
         raise CodecError("malformed value")
 
     v = doc.get("value")

@@ -49,6 +49,7 @@ def test_decoded_streams_round_trip(program, arch):
     back = cachecodec.decode(cachecodec.encode(entry, STREAMS), STREAMS)
     assert back == entry and type(back) is tuple and type(back[0]) is list
     assert all(type(a) is type(b) and vars(a) == vars(b) for a, b in zip(back[0], ops))
+    assert [list(map(type, vars(a).values())) for a in back[0]] == [list(map(type, vars(b).values())) for b in ops]
     assert [type(a.weights) for a in back[0]] == [type(b.weights) for b in ops]
 
 
@@ -68,6 +69,7 @@ def test_the_schema_is_the_classes_the_code_names():
     assert set(STREAMS.classes) == {"NpuOperation", "FeatureMap", "Kernel", "Scale", "Activation", "AddressRange",
                                     "Broadcast", "Dma", "Resize"}
     assert set(TIMING.classes) == {"StreamTiming", "OpTiming"}
+    assert {"RoundMode", "ClipRange"} <= set(STREAMS.enums)  # the enumerations the descriptors' fields use
 
 
 class NotInTheSchema:
@@ -75,7 +77,8 @@ class NotInTheSchema:
 
 
 def _doc(value, classes=()):
-    return json.dumps({"format": cachecodec.FORMAT, "classes": list(classes), "tables": [], "value": value}).encode()
+    return json.dumps({"format": cachecodec.FORMAT, "classes": list(classes), "enums": [], "tables": [],
+                       "value": value}).encode()
 
 
 def _scale_entry(**change):
@@ -87,7 +90,7 @@ def _scale_entry(**change):
 
 @pytest.mark.parametrize("case", ["pickle", "not json", "other format", "unknown class", "other fields",
                                   "wrong type", "table loop", "bad column", "bad index", "short table",
-                                  "deep nesting", "dotted class"])
+                                  "deep nesting", "dotted class", "unknown enum", "bad member"])
 def test_anything_else_is_refused(case):
     doc = _scale_entry()
     if case == "pickle":
@@ -114,6 +117,12 @@ def test_anything_else_is_refused(case):
         doc["value"] = [3, 7]
     elif case == "short table":
         doc["tables"][0] = doc["tables"][0][:3]
+    elif case == "unknown enum":
+        doc["enums"] = ["Signals"]
+        doc["value"] = [6, 0, 2]
+    elif case == "bad member":
+        doc["enums"] = ["RoundMode"]
+        doc["value"] = [6, 0, 99]
     elif case == "deep nesting":
         v = 1
         for _ in range(100):

@@ -11,10 +11,12 @@ import stat
 import numpy as np
 import pytest
 
-from fvp.machine.npu import cachecodec, diskcache, weights as weights_mod
+from fvp.machine.npu import cachecodec, diskcache, weight_cache
 from fvp.machine.npu.diskcache import DiskCache, ObjectCache
 from fvp.machine.npu.timing.records import StreamTiming
-from fvp.machine.npu.weights import WeightCache
+from fvp.machine.npu.u55 import weights as weights_mod
+from fvp.machine.npu.u55.weights import cached_weights
+from fvp.machine.npu.weight_cache import WeightCache
 
 from .test_weights import _stream_and_params
 
@@ -88,18 +90,18 @@ def test_an_entry_moved_to_another_keys_name_fails(tmp_path):
 def test_a_forged_weights_entry_does_not_change_the_weights(tmp_path, monkeypatch):
     w, stream, params = _stream_and_params()
     root = tmp_path / "cache"
-    WeightCache(disk=weights_mod.disk_cache(root=root, secret=KEY_A)).get(stream, **params)
+    cached_weights(WeightCache(disk=weight_cache.disk_cache(root=root, secret=KEY_A)), stream, **params)
     # an attacker with write access rewrites every entry: same layout, other weights, a MAC under another key
-    forger = weights_mod.disk_cache(root=root, secret=KEY_B)
+    forger = weight_cache.disk_cache(root=root, secret=KEY_B)
     for entry in [p for p in root.rglob("*") if p.is_file()]:
         name = entry.name
-        payload = weights_mod._to_disk(np.zeros_like(w))
+        payload = weight_cache._to_disk(np.zeros_like(w))
         entry.write_bytes(diskcache._HEADER.pack(diskcache._MAGIC, len(payload), forger._mac(name, payload)) + payload)
     calls = []
     real = weights_mod.decode_mlw
     monkeypatch.setattr(weights_mod, "decode_mlw", lambda *a, **k: calls.append(1) or real(*a, **k))
-    cache = WeightCache(disk=weights_mod.disk_cache(root=root, secret=KEY_A))
-    np.testing.assert_array_equal(cache.get(stream, **params), w)
+    cache = WeightCache(disk=weight_cache.disk_cache(root=root, secret=KEY_A))
+    np.testing.assert_array_equal(cached_weights(cache, stream, **params), w)
     assert calls == [1] and cache.disk_hits == 0  # decoded again: the forged entry was refused
 
 
