@@ -43,7 +43,7 @@ from hwdesc.boot import RunArgs
 
 from ... import __version__
 from ...errors import StopReason
-from ..entry import guarded
+from ..entry import guarded, printable
 from ..run import session
 from .application import find_application
 from .params import FLAVOURS, Usage, build_parser, list_instances, list_params, parse_parameters
@@ -167,7 +167,7 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     code = result.exit_code if convention == "simulator" else _fvp_status(result, host_cwd)
     if result.exit_code != 0:  # a harness that shows only stderr ("Failed running command") sees the reason
         note = f"; exit status {code} as Arm's FVP ({EXIT_STATUS_ENV}=fvp)" if code != result.exit_code else ""
-        print(f"{binary}: error: {_failure_line(result)}{note}", file=sys.stderr, flush=True)
+        print(f"{binary}: error: {printable(_failure_line(result))}{note}", file=sys.stderr, flush=True)
     return code
 
 

@@ -144,7 +144,7 @@ def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=No
     names = {"model_section": MLEK_MODEL_SECTION, "model_symbol": MLEK_MODEL_SYMBOL} if tflite else {}
     result = write_file(out_path, runner_elf(program, model_address, pools, pool_layout=layout, **names))
     if not result.ok:
-        raise ConfigError(f"-o {out_path}: cannot write: {result.strerror}")
+        raise result.error(f"-o {out_path}: cannot write")
     variant = spec.npu.variant if spec.npu is not None else "no NPU"
     from ..programs.et_build import fvp_binary
 

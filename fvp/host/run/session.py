@@ -75,16 +75,17 @@ def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
         if problem:
             raise ConfigError(problem)
     result = platform.run(main)
+    lost = None
     if trace:
-        problem = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
-        if problem:
-            print(f"fvp: error: {problem}", file=sys.stderr)
+        lost = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
     outcome = RunOutcome(**{f.name: getattr(result, f.name) for f in fields(RunResult)},
                          exit_code=print_trailer(platform, result))
     if stat:
         print_stat(platform, outcome)
     platform.close()
     settle_new_heap()
+    if lost is not None:  # the run's PMU trace is lost: one line, exit status 1 (fvp run and the drop-ins)
+        raise lost
     return outcome
 
 

@@ -255,7 +255,7 @@ def _stream_disk(ctx: _Ctx):
         return None
     from .diskcache import npu_sources, object_cache
 
-    return object_cache("streams", *npu_sources(), *family_sources())
+    return object_cache("streams", *npu_sources(), *family_sources(), types=(NpuOperation,))
 
 
 def _recall(ctx: _Ctx, key):
