@@ -3,6 +3,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# No test asserts wall-clock time (a loaded host would make it fail): Hypothesis's per-example deadline is off
+# for every test, and a test that checks a bound on work counts it (testutil.python_lines), never times it.
+try:
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("fvp", deadline=None)
+    _hypothesis_settings.load_profile("fvp")
+except ImportError:  # the test extra brings it; a module that uses it says so when it is missing
+    pass
+
 
 # The quick subset (README: ``python3 -m pytest -q -m "not slow"``, under a minute on a 2-core host) leaves out
 # these whole modules and tests: end-to-end runs of whole programs in new processes, the corpus and oracle

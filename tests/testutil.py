@@ -120,3 +120,31 @@ def executorch_python() -> str | None:
     if os.environ.get("EXECUTORCH_PYTHON"):
         return os.environ["EXECUTORCH_PYTHON"]
     return sys.executable if importlib.util.find_spec("executorch") else None
+
+
+def python_lines(fn, *args, **kwargs):
+    """``(fn(*args, **kwargs), Python lines executed meanwhile)``: a deterministic measure of work for tests that
+    check a bound on it ("the reader does not spin", "the loop is vectorised", "the kernel runs compiled"), which
+    a unit test must never check with a clock. Lines of compiled code (numpy, numba kernels) are not counted; an
+    exception from ``fn`` propagates with the count in ``exc.python_lines``."""
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def tracer(frame, event, arg):
+        return local
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException as e:
+        sys.settrace(old)
+        e.python_lines = count
+        raise
+    sys.settrace(old)
+    return result, count

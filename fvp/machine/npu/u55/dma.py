@@ -52,8 +52,8 @@ def run_dma(ctx, op) -> OpRecord:
         region = d.dst_region
     if rows * planes == 1:
         dst[-lo:-lo + d.length] = data
-    elif row_stride >= d.length and plane_stride >= (rows - 1) * row_stride + d.length:
-        # rows that do not overlap: one strided copy
+    elif row_stride >= d.length and (planes == 1 or plane_stride >= (rows - 1) * row_stride + d.length):
+        # rows that do not overlap (nor planes, when there are several): one strided copy
         target = np.lib.stride_tricks.as_strided(dst, shape=(planes, rows, d.length),
                                                  strides=(plane_stride, row_stride, 1), writeable=True)
         target[...] = data.reshape(planes, rows, d.length)
