@@ -126,12 +126,17 @@ def test_each_point_gets_the_compile_for_its_npu_or_is_told_it_needs_one(tmp_pat
 
 FAKE_AOT = r'''#!{python}
 # stands in for ExecuTorch's python: "-m executorch.backends.arm.scripts.aot_arm_compiler ..." copies the zoo's
-# compile for --target (a real compile of the same model); counts its calls
-import shutil, sys
+# compile for --target (a real compile of the same model); counts its calls. --output as ExecuTorch 1.5.1 takes
+# it: a file name only when it ends in .pte/.bpte, otherwise a folder it creates (and writes <model>_....bpte in)
+import os, shutil, sys
 args = dict(a.split("=", 1) for a in sys.argv[3:] if a.startswith("--") and "=" in a)
 with open({log!r}, "a") as f:
     f.write(" ".join(sys.argv[1:]) + "\n")
-shutil.copy({zoo!r} + "/add_q_" + args["--target"] + ".bpte", args["--output"])
+out = args["--output"]
+if not out.endswith((".pte", ".bpte")):
+    os.makedirs(out, exist_ok=True)
+    out = os.path.join(out, "add_arm_delegate_" + args["--target"] + ".bpte")
+shutil.copy({zoo!r} + "/add_q_" + args["--target"] + ".bpte", out)
 '''
 
 
@@ -275,3 +280,29 @@ def test_plots(local_sweep, tmp_path):
     files = write_plots(res["rows"], ["npu.variant", "axi1.clock_scale"], tmp_path, "tiny")
     assert [os.path.basename(f) for f in files] == ["cycles.png", "pareto.png"]
     assert all(os.path.getsize(f) > 1000 for f in files)
+
+
+@pytest.mark.executorch
+def test_a_point_that_needs_a_compile_is_compiled_by_the_real_aot_arm_compiler(tmp_path, monkeypatch):
+    """ExecuTorch's own aot_arm_compiler (1.5.1) compiles the point no program exists for (add for ethos-u55-32,
+    which the zoo does not have); the row runs it and passes its bundled check; a second plan reuses it."""
+    from testutil import executorch_python
+
+    from fvp.host.sweep.command import run_sweep
+
+    monkeypatch.setenv("EXECUTORCH_PYTHON", executorch_python())
+    monkeypatch.setenv("FVP_CACHE_DIR", str(tmp_path / "cache"))
+    path = _write(tmp_path, """
+        programs: [{zoo: add, model: add}]
+        axes: {npu.variant: [ethos-u55-32]}
+    """)
+    res = run_sweep(path, str(tmp_path / "out"), jobs=1, plot=False, plain_progress=True)
+    (row,) = res["rows"]
+    assert row["status"] == "ok", row["reason"]
+    assert row["stream"] == "compiled" and row["compiled_for"]["target"] == "ethos-u55-32"
+    assert row["variant"] == "ethos-u55-32" and row["bundled_check"] == "pass" and row["npu_cycles"] > 0
+    compiled = list((tmp_path / "cache" / "sweep-compiles").glob("*/add_ethos-u55-32_Shared_Sram.bpte"))
+    assert len(compiled) == 1 and not list(compiled[0].parent.glob("compile-*"))  # no work folder left behind
+    log = []
+    plan = Planner(load_sweep(path), log=log.append).plan()
+    assert plan.compiles == 0 and not log and plan.tasks[0]["program_sha256"] == row["program_sha256"]

@@ -25,8 +25,10 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,7 +140,11 @@ class Compiler:
         if out.is_file():
             return out.read_bytes(), str(out)
         out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
+        # aot_arm_compiler (1.5.1) writes to --output as a file only when it ends in .pte/.bpte (.bpte exactly when
+        # --bundleio); any other name is a folder it creates. So the compile goes to a file of the final name in
+        # a private folder, renamed into place when whole (a killed compile leaves no half-written program).
+        work = Path(tempfile.mkdtemp(prefix="compile-", dir=out_dir))
+        tmp = work / out.name
         cmd = [self.python, "-m", "executorch.backends.arm.scripts.aot_arm_compiler", f"--model_name={model}",
                f"--target={target}", *prog.flags, f"--intermediates={out_dir / 'intermediates'}", f"--output={tmp}",
                f"--system_config={system_config}", f"--memory_mode={memory_mode}"]
@@ -146,11 +152,16 @@ class Compiler:
             cmd.append(f"--model_input={prog.model_input}")
         self.log(f"fvp sweep: compiling {Path(model).name} for {target} {system_config} {memory_mode}: "
                  f"{shlex.join(cmd)}")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or not tmp.is_file():
-            tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
-            raise RuntimeError(f"aot_arm_compiler failed (exit status {proc.returncode}): {tail}")
-        os.replace(tmp, out)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not tmp.is_file():
+                tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
+                what = (f"exit status {proc.returncode}" if proc.returncode != 0
+                        else f"exit status 0 but no {out.name} written")
+                raise RuntimeError(f"aot_arm_compiler failed ({what}): {tail}")
+            os.replace(tmp, out)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         self.misses += 1
         return out.read_bytes(), str(out)
 
