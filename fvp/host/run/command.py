@@ -50,7 +50,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
     run.add_argument("-q", "--quiet", action="store_true",
-                     help="no start-up lines from the simulator, as on the drop-in (fvp run prints none anyway)")
+                     help="no start-up line on stderr (the program, board, NPU, system config and memory mode run, "
+                          "and why), as the drop-in's -q; a failure's reason is still said")
     run.add_argument("--check-stream", nargs="?", const="warn", choices=("off", "warn", "strict"), default=None,
                      help="check every NPU operation and DMA against what the stream declares "
                           "(docs/stream-checker.md); strict: the first error stops the run (exit 1)")
@@ -94,18 +95,67 @@ def _note(lines) -> None:
         print(f"fvp: note: {line}", file=sys.stderr)
 
 
+_CONFIG_KEYS = (("target", "npu.variant"), ("system_config", "npu.system_config"), ("memory_mode", "npu.memory_mode"))
+
+
+def configuration_line(model_name: str, spec, args, used=None, cpu_only: bool = False) -> str:
+    """The one stderr line that says what runs: the program, the board, its NPU, system config and memory mode, and
+    where each came from (the program's compile specs, ``--target``, ``-c``, ``-C``, or the board's own), then the
+    user's other ``-C`` keys. ``used`` is ``program_board.Resolution.used`` (what -> (value, source)); ``cpu_only``:
+    the program has no Ethos-U delegate (the board's NPU configuration is then the board's, whatever it is)."""
+    used = used or {}
+    board = os.path.splitext(os.path.basename(spec.files[-1]))[0] if spec.files else "board"
+    if args.board is not None:
+        board = args.board
+    shown = set()
+    parts = []
+    for what, key in _CONFIG_KEYS:
+        if spec.npu is None:
+            break
+        value = {"target": spec.npu.variant, "system_config": spec.npu.system_config.name,
+                 "memory_mode": spec.npu.memory_mode.name}[what]
+        src = used.get(what, (value, ""))[1]
+        prov = str(spec.provenance.get(key, ""))
+        if src == "program":
+            src = "program"
+        elif prov.startswith("-C ") and not src:
+            src = prov.split("=", 1)[0]
+        elif not src:
+            src = (f"--target {args.target}" if args.target and what == "target"
+                   else f"-c {args.board}" if args.board is not None else "board")
+        if src.startswith("-C "):
+            shown.add(src[3:])
+        parts.append((value, src))
+    why = {"program": "the program's compile specs",
+           "board": "the board's" + ("; the program has no Ethos-U delegate" if cpu_only else "")}
+    groups: list = []  # adjacent values with the same source share its parenthesis
+    for value, src in parts:
+        if groups and groups[-1][1] == src:
+            groups[-1][0].append(value)
+        else:
+            groups.append(([value], src))
+    npu = ", ".join(f"{', '.join(vals)} ({why.get(src, src)})" for vals, src in groups) or "no NPU"
+    extra = [o for o in args.overrides if str(o).split("=", 1)[0].strip() not in shown]
+    return (f"fvp: running {model_name} on {board}: {npu}"
+            + (f"; with -C {' -C '.join(map(str, extra))}" if extra else ""))
+
+
 def cmd_run(args) -> int:
     if args.target and args.board is not None:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
     model_name = None
     embedded = False
+    used = {}
+    cpu_only = False
     if args.model:
-        from ..programs.program_board import resolve
+        from ..programs.program_board import is_tflite, resolve
 
         model = read_program(args.model)  # bounded: a program must fit the region the board places it in
         model_name = os.path.basename(args.model)
         res = resolve(model, board=args.board, target=args.target, overrides=args.overrides, model_name=model_name)
         spec = res.load()
+        used = res.used
+        cpu_only = not res.program.has_npu and not is_tflite(model)
         _note(res.notes)
         if args.vela or args.vela_args:
             from ..programs.vela import prepare
@@ -148,6 +198,9 @@ def cmd_run(args) -> int:
                           "(--etdump-debug-buffer FILE)")
     run_args = RunArgs(inputs=args.inputs, output=args.output, embedded=embedded, etdump=args.etdump,
                        etdump_debug_buffer=args.etdump_debug_buffer)
+    if not args.quiet:
+        print(configuration_line("the embedded program (the tutorial's x + x)" if embedded else model_name, spec,
+                                 args, used, cpu_only), file=sys.stderr, flush=True)
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,
@@ -160,6 +213,9 @@ def cmd_run(args) -> int:
             print_profile(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
+    if result.exit_code != 0:  # stdout may be a file or a pipe: the reason is on the terminal too
+        sys.stdout.flush()
+        print(f"fvp: error: {session.failure_line(result)}", file=sys.stderr, flush=True)
     return result.exit_code
 
 
