@@ -124,7 +124,7 @@ def failure_line(result) -> str:
     """Why a run ended with a non-zero status, in one line for stderr (the log on stdout says it too, but stdout
     may go to a file, a pipe or a harness that shows only stderr): ``<why> (exit status N)``."""
     reason, message = result.reason, result.message
-    if reason == "hard_fault":
+    if reason == StopReason.HARD_FAULT:
         why = f"the CPU took a hard fault: {message}"
     else:
         lines = [ln for ln in trailer_lines(reason, message, result.sim_time_ps // 1000)
