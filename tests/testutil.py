@@ -11,14 +11,87 @@ CORPUS = DATA / "corpus"
 ORACLE = DATA / "oracle"
 
 
-def run_fvp(*args, cwd=None, timeout=900, env_extra=None, prog="fvp"):
-    """Run ``python -m fvp ...`` in a subprocess; returns (exit code, stdout, stderr)."""
+# The commands a test can run in its own process: ``python -m <prog>`` -> (module, function taking argv)
+IN_PROCESS = {"fvp": ("fvp.host.cli", "main"), "fvp.host.dropin": ("fvp.host.dropin.command", "main")}
+# environment variables the commands read when they run (not when a module is imported or a cache is opened):
+# a test may set these for a run in this process; any other needs a new process
+ENV_READ_AT_RUN = frozenset({"FVP_EXIT_STATUS", "FVP_DEBUG", "EXECUTORCH_PYTHON"})
+
+
+def run_fvp(*args, cwd=None, timeout=900, env_extra=None, prog="fvp", new_process=False):
+    """Run ``python -m <prog> ARGS`` (``fvp``, or ``fvp.host.dropin`` for the FVP drop-in): ``(exit status, stdout,
+    stderr)``, in the current directory ``cwd`` (default: the checkout).
+
+    It runs in this process (the command's ``main(argv)`` with stdout and stderr captured; ``run_in_process``),
+    which costs the run alone, not a new interpreter's 0.3-0.5 s of start-up: a new process only for
+    ``new_process=True`` (what only a new process shows: start-up, imports, exit, signals, the console scripts),
+    another ``prog``, or ``env_extra`` beyond ``ENV_READ_AT_RUN``; ``timeout`` applies to a new process."""
+    argv = [str(a) for a in args]
+    if new_process or prog not in IN_PROCESS or not set(env_extra or {}) <= ENV_READ_AT_RUN:
+        return run_new_process(prog, argv, cwd=cwd, timeout=timeout, env_extra=env_extra)
+    return run_in_process(prog, argv, cwd=cwd, env_extra=env_extra)
+
+
+def run_new_process(prog, argv, cwd=None, timeout=900, env_extra=None):
+    """``python -m <prog> argv`` in a new process: ``(exit status, stdout, stderr)``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
-    p = subprocess.run([sys.executable, "-m", prog, *map(str, args)], capture_output=True, cwd=cwd or ROOT,
+    p = subprocess.run([sys.executable, "-m", prog, *map(str, argv)], capture_output=True, cwd=cwd or ROOT,
                        env=env, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def _captured():
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", write_through=True)
+
+
+def run_in_process(prog, argv, cwd=None, env_extra=None):
+    """``python -m <prog> argv`` as its ``main(argv)`` in this process, as a new process would see it: stdout and
+    stderr captured (text streams with a ``buffer``, not terminals), the working directory ``cwd`` (default: the
+    checkout) and ``env_extra`` set for the call and restored after it, ``SystemExit`` (argparse) turned into the
+    status. ``(exit status, stdout, stderr)``."""
+    import importlib
+
+    module, func = IN_PROCESS[prog]
+    main = getattr(importlib.import_module(module), func)
+    out, err = _captured(), _captured()
+    saved_streams, saved_cwd = (sys.stdout, sys.stderr), os.getcwd()
+    saved_env = {k: os.environ.get(k) for k in env_extra or {}}
+    os.chdir(cwd or ROOT)
+    os.environ.update({k: str(v) for k, v in (env_extra or {}).items()})
+    sys.stdout, sys.stderr = out, err
+    try:
+        try:
+            rc = main(list(argv))
+        except SystemExit as e:  # argparse's --help and usage errors, sys.exit(...)
+            if isinstance(e.code, str):
+                err.write(e.code + "\n")
+            rc = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
+        for stream in (out, err):
+            stream.flush()
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    text = [s.buffer.getvalue().decode("utf-8", "replace") for s in (out, err)]
+    return (0 if rc is None else rc), text[0], text[1]
+
+
+# what every `fvp run` prints on stderr (unless -q): its configuration before the run, its memory after it
+RUN_LINES = ("fvp: running ", "fvp: memory high-water marks: ")
+
+
+def remarks(err: str) -> list:
+    """The lines of a command's stderr other than the two every ``fvp run`` prints (``RUN_LINES``): its notes,
+    warnings and errors."""
+    return [line for line in err.splitlines() if not line.startswith(RUN_LINES)]
 
 
 class FakeBus:
