@@ -23,13 +23,11 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 
 from ..errors import ConfigError
+from .run.memory import runner_memory_stats
 
 _PMU_LINE = re.compile(r"ethosu_pmu_(cycle_cntr|cntr\d+)\s*:\s*(\d+)")
 _PMU_EVENTS = re.compile(r"Ethos-U PMU Events:\[(.*)\]")
 _RUNTIME = re.compile(r"Inference runtime:\s*(\d+) CPU cycles")
-_MEM_LINE = re.compile(r"(method_allocator_used|method_allocator_planned|method_allocator_loaded|"
-                       r"method_allocator_input|method_allocator_executor|temp_allocator|peak_temp_allocator|"
-                       r"model_pte_program_size|model_pte_loaded_size):\s*(\d+)")
 _RESULT = re.compile(r"Test_result:\s*(PASS|FAIL)")
 
 MEMORY_ORDER = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
@@ -86,7 +84,7 @@ def parse_runner_log(text: str) -> dict:
     ev = _PMU_EVENTS.search(text)
     events = [e.strip().replace("ETHOSU_PMU_", "") for e in ev.group(1).split(",")] if ev else []
     rt = _RUNTIME.search(text)
-    mem = {m.group(1): int(m.group(2)) for m in _MEM_LINE.finditer(text)}
+    mem = runner_memory_stats(text)
     res = _RESULT.findall(text)
     err = next((re.sub(r"^[EF] \[[^\]]*\]\s*", "", line).strip() for line in text.splitlines()
                 if line.startswith(("E ", "F "))), "")

@@ -140,6 +140,47 @@ def configuration_line(model_name: str, spec, args, used=None, cpu_only: bool = 
             + (f"; with -C {' -C '.join(map(str, extra))}" if extra else ""))
 
 
+class _Tail:
+    """The UART's console: forwards every byte to stdout and keeps the last ``keep`` of them, where the runner's
+    memory statistics are (read for the high-water line at the end of the run)."""
+
+    def __init__(self, keep: int = 1 << 16):
+        self.target = getattr(sys.stdout, "buffer", None)
+        self.keep = keep
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        if self.target is not None:
+            self.target.write(data)
+        else:
+            sys.stdout.write(bytes(data).decode("latin-1"))
+        self.data += data
+        if len(self.data) > 2 * self.keep:
+            del self.data[:-self.keep]
+
+    def flush(self) -> None:
+        (self.target or sys.stdout).flush()
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+def _uart_log(spec, console) -> str:
+    """The end of the run's UART log: the console's tail, or the last 64 KiB of the file the UART wrote."""
+    if console is not None:
+        return console.text()
+    for dev in spec.devices.values():
+        path = dev.props.get("out_file") if dev.type == "cmsdk_uart" else None
+        if path and path != "-" and os.path.isfile(path):
+            try:
+                with open(path, "rb") as f:
+                    f.seek(max(0, os.path.getsize(path) - (1 << 16)))
+                    return f.read().decode("utf-8", "replace")
+            except OSError:
+                return ""
+    return ""
+
+
 def cmd_run(args) -> int:
     if args.target and args.board is not None:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
@@ -198,23 +239,33 @@ def cmd_run(args) -> int:
                           "(--etdump-debug-buffer FILE)")
     run_args = RunArgs(inputs=args.inputs, output=args.output, embedded=embedded, etdump=args.etdump,
                        etdump_debug_buffer=args.etdump_debug_buffer)
-    if not args.quiet:
-        print(configuration_line("the embedded program (the tutorial's x + x)" if embedded else model_name, spec,
-                                 args, used, cpu_only), file=sys.stderr, flush=True)
+    to_stdout = all(d.props.get("out_file") in ("-", "", None) for d in spec.devices.values()
+                    if d.type == "cmsdk_uart")
+    console = _Tail() if to_stdout and not args.quiet else None
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,
-                             check_stream=args.check_stream)
-    result = session.run(platform, stat=args.stat)
+                             check_stream=args.check_stream, console=console)
+    image = session.checked_image(platform)  # the firmware accepts the board: what runs is settled
+    if not args.quiet:
+        print(configuration_line("the embedded program (the tutorial's x + x)" if embedded else model_name, spec,
+                                 args, used, cpu_only), file=sys.stderr, flush=True)
+    result = session.run(platform, image.main, stat=args.stat)
     if args.profile or args.trace:
-        from .report import print_profile, write_trace
+        from .report import print_profile, print_time_summary, write_trace
 
         if args.profile:
             print_profile(platform, result)
+            print_time_summary(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
+    sys.stdout.flush()
+    if not args.quiet:  # how much memory the program took, per memory and pool (the runner's statistics)
+        from .memory import high_water, high_water_line, runner_memory_stats
+
+        hw = high_water(spec, model, runner_memory_stats(_uart_log(spec, console)))
+        print(f"fvp: memory high-water marks: {high_water_line(hw)}", file=sys.stderr, flush=True)
     if result.exit_code != 0:  # stdout may be a file or a pipe: the reason is on the terminal too
-        sys.stdout.flush()
         print(f"fvp: error: {session.failure_line(result)}", file=sys.stderr, flush=True)
     return result.exit_code
 
