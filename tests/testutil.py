@@ -11,34 +11,59 @@ CORPUS = DATA / "corpus"
 ORACLE = DATA / "oracle"
 
 
-# The commands a test can run in its own process: ``python -m <prog>`` -> (module, function taking argv)
-IN_PROCESS = {"fvp": ("fvp.host.cli", "main"), "fvp.host.dropin": ("fvp.host.dropin.command", "main")}
+RUN_SH = ROOT / "tools" / "run.sh"
+# The commands a test can run in its own process: ``python -m <prog>`` (or ``tools/run.sh``, which execs Python on
+# fvp.host.tutorial.main) -> (module, function taking argv, the arguments that go first)
+IN_PROCESS = {"fvp": ("fvp.host.cli", "main", ()), "fvp.host.dropin": ("fvp.host.dropin.command", "main", ()),
+              "tools/run.sh": ("fvp.host.tutorial", "main", (f"--invoked-as={RUN_SH}",))}
 # environment variables the commands read when they run (not when a module is imported or a cache is opened):
 # a test may set these for a run in this process; any other needs a new process
 ENV_READ_AT_RUN = frozenset({"FVP_EXIT_STATUS", "FVP_DEBUG", "EXECUTORCH_PYTHON"})
 
 
-def run_fvp(*args, cwd=None, timeout=900, env_extra=None, prog="fvp", new_process=False):
-    """Run ``python -m <prog> ARGS`` (``fvp``, or ``fvp.host.dropin`` for the FVP drop-in): ``(exit status, stdout,
-    stderr)``, in the current directory ``cwd`` (default: the checkout).
+def run_fvp(*args, cwd=None, timeout=900, env_extra=None, prog="fvp", new_process=None):
+    """Run ``python -m <prog> ARGS`` (``fvp``, ``fvp.host.dropin`` for the FVP drop-in, or ``tools/run.sh``): ``(exit
+    status, stdout, stderr)``, in the current directory ``cwd`` (default: the checkout); ``env_extra`` sets
+    variables for the command (``None`` unsets one).
 
     It runs in this process (the command's ``main(argv)`` with stdout and stderr captured; ``run_in_process``),
     which costs the run alone, not a new interpreter's 0.3-0.5 s of start-up: a new process only for
     ``new_process=True`` (what only a new process shows: start-up, imports, exit, signals, the console scripts),
-    another ``prog``, or ``env_extra`` beyond ``ENV_READ_AT_RUN``; ``timeout`` applies to a new process."""
+    another ``prog``, or ``env_extra`` beyond ``ENV_READ_AT_RUN`` unless ``new_process=False`` (the caller
+    knows that what it tests reads them at run time: ``FVP_CACHE``/``FVP_CACHE_DIR`` for Vela's cache);
+    ``timeout`` applies to a new process."""
     argv = [str(a) for a in args]
-    if new_process or prog not in IN_PROCESS or not set(env_extra or {}) <= ENV_READ_AT_RUN:
+    if new_process is None:
+        new_process = not set(env_extra or {}) <= ENV_READ_AT_RUN
+    if new_process or prog not in IN_PROCESS:
         return run_new_process(prog, argv, cwd=cwd, timeout=timeout, env_extra=env_extra)
     return run_in_process(prog, argv, cwd=cwd, env_extra=env_extra)
 
 
+def fvp_process(*args, prog="fvp", cwd=None, env_extra=None, new_process=False) -> subprocess.CompletedProcess:
+    """``run_fvp`` as a ``subprocess.CompletedProcess`` (``returncode``, ``stdout``, ``stderr`` as text): a test
+    written against ``subprocess.run([sys.executable, "-m", prog, ...], capture_output=True, text=True)`` takes it
+    unchanged, and runs in this process."""
+    rc, out, err = run_fvp(*args, cwd=cwd, env_extra=env_extra, prog=prog, new_process=new_process)
+    return subprocess.CompletedProcess([sys.executable, "-m", prog, *map(str, args)], rc, out, err)
+
+
 def run_new_process(prog, argv, cwd=None, timeout=900, env_extra=None):
-    """``python -m <prog> argv`` in a new process: ``(exit status, stdout, stderr)``."""
+    """``python -m <prog> argv`` (``bash tools/run.sh argv`` with ``PYTHON`` this interpreter) in a new process:
+    ``(exit status, stdout, stderr)``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(env_extra or {})
-    p = subprocess.run([sys.executable, "-m", prog, *map(str, argv)], capture_output=True, cwd=cwd or ROOT,
-                       env=env, timeout=timeout)
+    for k, v in (env_extra or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    if prog == "tools/run.sh":
+        env.setdefault("PYTHON", sys.executable)
+        cmd = ["bash", str(RUN_SH), *map(str, argv)]
+    else:
+        cmd = [sys.executable, "-m", prog, *map(str, argv)]
+    p = subprocess.run(cmd, capture_output=True, cwd=cwd or ROOT, env=env, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -55,13 +80,18 @@ def run_in_process(prog, argv, cwd=None, env_extra=None):
     status. ``(exit status, stdout, stderr)``."""
     import importlib
 
-    module, func = IN_PROCESS[prog]
+    module, func, first = IN_PROCESS[prog]
     main = getattr(importlib.import_module(module), func)
+    argv = [*first, *argv]
     out, err = _captured(), _captured()
     saved_streams, saved_cwd = (sys.stdout, sys.stderr), os.getcwd()
     saved_env = {k: os.environ.get(k) for k in env_extra or {}}
     os.chdir(cwd or ROOT)
-    os.environ.update({k: str(v) for k, v in (env_extra or {}).items()})
+    for k, v in (env_extra or {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = str(v)
     sys.stdout, sys.stderr = out, err
     try:
         try:
@@ -221,3 +251,34 @@ def python_lines(fn, *args, **kwargs):
         raise
     sys.settrace(old)
     return result, count
+
+
+class FakeSimClock:
+    """The simulator's wall clock for a test (``--timelimit``, the drop-in's ``--cpulimit``), installed with
+    ``monkeypatch``: it stands still except at the NPU engines' interruption points (the chunks of one long
+    operation), each of which advances it by one second before the real check runs. A run with ``--timelimit T``
+    then stops at the first interruption point past T seconds: deterministic, and no test waits for a clock
+    (``points`` counts the points passed)."""
+
+    def __init__(self, monkeypatch):
+        import fvp.machine.npu.engines.fast as fast
+        import fvp.machine.npu.engines.reference as reference
+        import fvp.machine.sim as sim
+
+        self.now = 1000.0
+        self.points = 0
+        clock = self
+
+        class _Time:
+            @staticmethod
+            def monotonic():
+                return clock.now
+
+        def point():
+            clock.points += 1
+            clock.now += 1.0
+            sim.interruption_point()
+
+        monkeypatch.setattr(sim, "_time", _Time)
+        for engine in (fast, reference):
+            monkeypatch.setattr(engine, "interruption_point", point)

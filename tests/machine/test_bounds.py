@@ -4,8 +4,8 @@ Real corpus streams are decoded with the project's decoder, their size registers
 still inside the 2**28-element cap) and re-encoded in place (``tools/fuzz.py``'s ``rewrite_stream``); each
 must be refused before its work starts (one line, exit 1) or be stopped by ``--timelimit`` inside the operation
 (exit 3), in bounded host memory. No test here reads a clock: ``--timelimit`` runs on a fake one that advances
-only at the engines' interruption points (``_FakeClock``), so "stopped inside the operation" is a count of
-the points passed, the same on a loaded host as on an idle one.
+only at the engines' interruption points (``testutil.FakeSimClock``), so "stopped inside the operation" is a
+count of the points passed, the same on a loaded host as on an idle one.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from hwdesc.ethosu import CODE
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import fuzz  # noqa: E402
+from testutil import FakeSimClock  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "corpus"
 ARCH = "ethos-u55-128"
@@ -49,34 +50,6 @@ def _grown(changes) -> bytes:
     out = fuzz.rewrite_stream(data, ARCH, changes, first_only=True)
     assert out != data and len(out) == len(data)
     return out
-
-
-class _FakeClock:
-    """The simulator's wall clock for a test: it stands still except at the NPU engines' interruption points (the
-    chunks of one long operation), each of which advances it by one second before the real check runs."""
-
-    def __init__(self, monkeypatch):
-        import fvp.machine.npu.engines.fast as fast
-        import fvp.machine.npu.engines.reference as reference
-        import fvp.machine.sim as sim
-
-        self.now = 1000.0
-        self.points = 0  # interruption points passed inside operations
-        clock = self
-
-        class _Time:
-            @staticmethod
-            def monotonic():
-                return clock.now
-
-        def point():
-            clock.points += 1
-            clock.now += 1.0
-            sim.interruption_point()
-
-        monkeypatch.setattr(sim, "_time", _Time)
-        for engine in (fast, reference):
-            monkeypatch.setattr(engine, "interruption_point", point)
 
 
 def _run(image: bytes, time_limit: float):
@@ -112,7 +85,7 @@ def test_rewrite_stream_changes_only_the_named_registers():
 
 
 def test_grown_ofm_refused_before_work(monkeypatch):
-    clock = _FakeClock(monkeypatch)
+    clock = FakeSimClock(monkeypatch)
     (r, text), peak = _traced(lambda: _run(_grown(GROWN_OFM), 30))
     assert r.exit_code == 1 and r.reason == "abort"
     fault = [line for line in text.splitlines() if "NPU bus fault" in line]
@@ -121,7 +94,7 @@ def test_grown_ofm_refused_before_work(monkeypatch):
 
 
 def test_grown_shape_in_ddr_over_the_host_budget_refused(monkeypatch):
-    clock = _FakeClock(monkeypatch)
+    clock = FakeSimClock(monkeypatch)
     (r, text), peak = _traced(lambda: _run(_grown(GROWN_IN_DDR), 30))
     assert r.exit_code == 1
     assert "too large to simulate: it needs about" in text and "host memory" in text, text
@@ -131,7 +104,7 @@ def test_grown_shape_in_ddr_over_the_host_budget_refused(monkeypatch):
 def test_long_operation_interrupted_by_timelimit(monkeypatch):
     """A 2048x2048 pooling kernel over DDR: inside every bound, 4 million taps of work (minutes); --timelimit 2
     stops it at the first interruption point past the limit, three taps into the operation."""
-    clock = _FakeClock(monkeypatch)
+    clock = FakeSimClock(monkeypatch)
     (r, text), peak = _traced(lambda: _run(_grown(GROWN_KERNEL), 2.0))
     assert r.reason == "time_limit" and r.exit_code == 3, (r.reason, text[-500:])
     assert "Reason: CPU time has been exceeded." in text
@@ -142,7 +115,7 @@ def test_long_operation_interrupted_by_timelimit(monkeypatch):
 def test_cli_exit_status_3_for_a_long_operation(tmp_path, capsys, monkeypatch):
     from fvp.host.cli import main
 
-    clock = _FakeClock(monkeypatch)
+    clock = FakeSimClock(monkeypatch)
     path = tmp_path / "grown.bpte"
     path.write_bytes(_grown(GROWN_KERNEL))
     assert main(["run", str(path), "--timelimit", "1.5", "-C", "firmware.options.log_outputs=false"]) == 3
@@ -247,7 +220,11 @@ def test_weights_beyond_what_the_stream_can_encode_refused():
     bounds.check_kernel_op(Ctx(), conv)  # the real one fits
 
 
-def test_operations_per_stream_bounded():
+def test_operations_per_stream_bounded(monkeypatch):
+    """A stream of more operations than the bound faults when it passes the bound (checked with the bound at 5,000
+    rather than the real 100,000: the same check, a twentieth of the decoding)."""
+    assert bounds.MAX_OPERATIONS_PER_STREAM == 100_000
+    monkeypatch.setattr(bounds, "MAX_OPERATIONS_PER_STREAM", 5_000)
     n = bounds.MAX_OPERATIONS_PER_STREAM + 10
     words = np.full(n, getattr(CODE, "NPU_OP_KERNEL_WAIT"), np.uint32)
     words[-1] = getattr(CODE, "NPU_OP_STOP")
