@@ -34,6 +34,17 @@ def _module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
+def _statements(node):
+    """Every statement under ``node`` (an import is a statement: the expressions need no visit, which is most of a
+    tree's nodes)."""
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for child in getattr(node, field, None) or ():
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                if isinstance(child, ast.stmt):
+                    yield child
+                yield from _statements(child)
+
+
 def _scan(root: Path, packages=PACKAGES):
     """module -> [(imported module, at module level?)], relative imports resolved, for the given packages."""
     files = {}
@@ -47,7 +58,7 @@ def _scan(root: Path, packages=PACKAGES):
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         top = set(id(n) for n in tree.body)
         found = []
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
