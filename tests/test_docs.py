@@ -45,10 +45,15 @@ def _code_lines(page):
 
 
 def _words(line):
+    """The words of a shell command line up to its first redirection, pipe or list operator."""
     try:
-        return shlex.split(line, comments=True)
+        words = shlex.split(line, comments=True)
     except ValueError:
         return None
+    for i, w in enumerate(words):
+        if w in (">", ">>", "2>", "2>&1", "|", "&&", "||", ";", "<") or w.startswith((">", "2>")):
+            return words[:i]
+    return words
 
 
 def _commands():
@@ -62,6 +67,8 @@ def _commands():
             if w[0] in ("python", "python3") and len(w) > 2 and w[1] == "-m" and w[2] in ("fvp", "fvp.host.dropin"):
                 w = (["fvp"] if w[2] == "fvp" else ["python -m fvp.host.dropin"]) + w[3:]
             first = w[0]
+            if any(x.endswith(":") for x in w[:3]):  # a line of output ("fvp sweep mobilenet: 27/27 points ...")
+                continue
             if first == "fvp" and (len(w) == 1 or re.fullmatch(r"-{0,2}[a-z][\w-]*", w[1])):
                 cmds.append((f"{page.name}:{n}", w))
             elif first in DROPINS or first == "python -m fvp.host.dropin" or first == "tools/run.sh":

@@ -260,7 +260,7 @@ def cmd_run(args) -> int:
         if args.trace:
             write_trace(platform, result, args.trace)
     sys.stdout.flush()
-    if not args.quiet:  # how much memory the program took, per memory and pool (the runner's statistics)
+    if not args.quiet and result.exit_code == 0:  # how much memory the program took, per memory and pool
         from .memory import high_water, high_water_line, runner_memory_stats
 
         hw = high_water(spec, model, runner_memory_stats(_uart_log(spec, console)))
