@@ -16,7 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import fuzz  # noqa: E402
 from testutil import FakeSimClock  # noqa: E402
 
-SMOKE = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+# 50 cases per target (derandomized: the same 50 every run), program and stream reaching both outcomes; the long
+# campaign is tools/fuzz.py --cases 10000 (README)
+SMOKE = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +51,7 @@ def test_smoke_fuzz(target):
         assert o.kind in ("ok", "clean_failure"), f"{o.kind}: {o.detail}"
 
     case()
-    assert len(kinds) >= 50
+    assert len(kinds) >= 40
     if target in ("program", "stream"):
         # the mutations must reach both outcomes, or they are not testing anything
         assert kinds.count("clean_failure") > 5 and kinds.count("ok") > 0
