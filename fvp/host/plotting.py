@@ -79,6 +79,17 @@ def wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True)) or text
 
 
+def counts_axis(ax, values, label: str) -> None:
+    """The y axis of a plot of counts (NPU cycles): log-scaled when they span more than 20x, ticks in k/M, a grid."""
+    ax.set_ylabel(label)
+    if values and max(values) > 20 * max(min(values), 1):
+        ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(count_formatter())
+    ax.yaxis.set_minor_formatter(count_formatter())
+    ax.tick_params(axis="y", which="both", labelsize=8)
+    ax.grid(True, alpha=0.3)
+
+
 def legend_outside(ax, handles=None, labels=None, title=None) -> None:
     """A legend to the right of the axes, outside the data (a figure made with ``layout="constrained"`` makes
     room for it)."""

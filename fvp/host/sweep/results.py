@@ -258,14 +258,7 @@ def _styled(ax, ok: list, k: str, others: list, progs: list, order: dict) -> Non
     ax.set_xticks(range(len(values)))
     ax.set_xticklabels(values, fontsize=8)
     ax.set_xlabel(k)
-    ax.set_ylabel("NPU cycles")
-    cycles = [r["npu_cycles"] for r in ok]
-    if max(cycles) > 20 * max(min(cycles), 1):
-        ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(plotting.count_formatter())
-    ax.yaxis.set_minor_formatter(plotting.count_formatter())
-    ax.tick_params(axis="y", which="both", labelsize=8)
-    ax.grid(True, alpha=0.3)
+    plotting.counts_axis(ax, [r["npu_cycles"] for r in ok], "NPU cycles")
     handles = []
     if len(ckeys) > 1 or first:
         title = ", ".join((["program"] if len(progs) > 1 else []) + first) or None
@@ -349,15 +342,8 @@ def write_plots(rows: list, axis_keys: list, out_dir, title: str, order: dict | 
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8,
               frameon=False)
     ax.set_xlabel("SRAM the program needs (KiB)")
-    ax.set_ylabel("NPU cycles")
-    cycles = [r["npu_cycles"] for r in ok]
-    if max(cycles) > 20 * max(min(cycles), 1):
-        ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(plotting.count_formatter())
-    ax.yaxis.set_minor_formatter(plotting.count_formatter())
-    ax.tick_params(axis="y", which="both", labelsize=8)
+    plotting.counts_axis(ax, [r["npu_cycles"] for r in ok], "NPU cycles")
     ax.margins(x=0.08, y=0.08)
-    ax.grid(True, alpha=0.3)
     ax.set_title(plotting.wrap(f"{title}: NPU cycles against the SRAM the program needs", 90), fontsize=11)
     save(fig, "pareto.png")
     return written
