@@ -261,8 +261,11 @@ class FakeSimClock:
     (``points`` counts the points passed)."""
 
     def __init__(self, monkeypatch):
-        import fvp.machine.npu.engines.fast as fast
-        import fvp.machine.npu.engines.reference as reference
+        import importlib
+        import pkgutil
+
+        import fvp.machine.cancel as cancel
+        import fvp.machine.npu.engines as engines
         import fvp.machine.sim as sim
 
         self.now = 1000.0
@@ -277,8 +280,13 @@ class FakeSimClock:
         def point():
             clock.points += 1
             clock.now += 1.0
-            sim.interruption_point()
+            cancel.interruption_point()
 
         monkeypatch.setattr(sim, "_time", _Time)
-        for engine in (fast, reference):
-            monkeypatch.setattr(engine, "interruption_point", point)
+        # every engine module that takes the hook (the chunks of one operation); not the DMAs or execute's
+        # between-operation points, where the clock stands still
+        names = [m.name for m in pkgutil.walk_packages(engines.__path__, engines.__name__ + ".")]
+        for name in names:
+            module = importlib.import_module(name)
+            if getattr(module, "interruption_point", None) is cancel.interruption_point:
+                monkeypatch.setattr(module, "interruption_point", point)
