@@ -206,18 +206,18 @@ TIMING = (f"{NPU}.timing", *(f"{p}.{m}" for p in PRODUCTS for m in ("performance
 WEIGHTS = (f"{NPU}.weight_cache", f"{NPU}.mlw", *(f"{p}.weights" for p in PRODUCTS))
 
 
-def test_the_engines_import_neither_the_device_nor_the_bus_nor_the_simulator():
-    assert _offenders(GRAPH, ENGINES, [f"{NPU}.device", "fvp.machine.bus", "fvp.machine.sim",
+def test_the_engines_import_neither_the_device_nor_the_bus_nor_the_simulator(graph):
+    assert _offenders(graph, ENGINES, [f"{NPU}.device", "fvp.machine.bus", "fvp.machine.sim",
                                        "fvp.machine.platform"]) == []
 
 
-def test_the_timing_model_imports_neither_the_weights_nor_the_engines():
-    assert _offenders(GRAPH, TIMING, [*WEIGHTS, *ENGINES]) == []
+def test_the_timing_model_imports_neither_the_weights_nor_the_engines(graph):
+    assert _offenders(graph, TIMING, [*WEIGHTS, *ENGINES]) == []
 
 
-def test_the_product_families_never_import_each_other():
+def test_the_product_families_never_import_each_other(graph):
     for p in PRODUCTS:
-        assert _offenders(GRAPH, [p], [q for q in PRODUCTS if q != p]) == []
+        assert _offenders(graph, [p], [q for q in PRODUCTS if q != p]) == []
 
 
 def _product_imports_outside(graph):
@@ -227,13 +227,13 @@ def _product_imports_outside(graph):
                    for n, _ in imps if _within(n, PRODUCTS)})
 
 
-def test_product_modules_are_imported_only_through_the_selection_point():
-    assert _product_imports_outside(GRAPH) == []
-    assert _offenders(GRAPH, [SELECTION], PRODUCTS)  # the selection point does name them
+def test_product_modules_are_imported_only_through_the_selection_point(graph):
+    assert _product_imports_outside(graph) == []
+    assert _offenders(graph, [SELECTION], PRODUCTS)  # the selection point does name them
 
 
-def test_the_npu_layers_exist():
-    mods = set(GRAPH)
+def test_the_npu_layers_exist(graph):
+    mods = set(graph)
     for m in (SELECTION, f"{NPU}.family", f"{NPU}.descriptors", *PRODUCTS, f"{NPU}.engines.reference",
               f"{NPU}.engines.fast", f"{NPU}.timing.model", f"{NPU}.weight_cache"):
         assert m in mods, m
