@@ -1,4 +1,4 @@
-"""fvp: an open model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65).
+"""fvp: an open model of Arm's Corstone-300 and Corstone-320 FVPs (Cortex-M55 + Ethos-U55/U65, Cortex-M85 + Ethos-U85).
 
 The hardware half of the simulator, in three rooms: ``fvp.machine`` (the simulated machine), ``fvp.boards``
 (the board files and the code that loads them) and ``fvp.host`` (the command-line tools around the machine);

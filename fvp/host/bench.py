@@ -167,6 +167,12 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--child":
         return child_main(argv[1:])
+    a = build_parser().parse_args(argv)
+    return _bench(a)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``fvp bench``'s command line."""
     ap = argparse.ArgumentParser(prog="fvp bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("programs", nargs="*", help=f"programs (default: {', '.join(DEFAULT_PROGRAMS)} from --corpus)")
     ap.add_argument("--corpus", type=Path, default=_default_corpus(), help="directory of the default programs")
@@ -178,7 +184,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-process", action="store_true", help="skip the new-process (cold/warm cache) timings")
     ap.add_argument("--process-model", default=None, help="program for the new-process timings (default: first)")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def _bench(a) -> int:
     if a.board and a.target:
         print("fvp bench: error: use either -c/--config or --target, not both", file=sys.stderr)
         return 2

@@ -157,8 +157,11 @@ def run_dask(tasks: list, blobs: dict, client):
 class Progress:
     """tqdm's bar on a terminal when tqdm is installed; otherwise a plain line every few seconds."""
 
-    def __init__(self, total: int, desc: str, out=None, plain: bool | None = None):
+    def __init__(self, total: int, desc: str, out=None, plain: bool | None = None, not_runnable: int = 0):
+        """``total`` points to run; ``not_runnable``: the sweep's points that planning could not run (needs-compile,
+        cannot-run, error rows), counted among the points not ok from the first line on."""
         self.total, self.n, self.failed = total, 0, 0
+        self.not_runnable = not_runnable
         self.out = out or sys.stderr
         self.t0 = time.perf_counter()
         self.last = 0.0
@@ -178,15 +181,16 @@ class Progress:
         if row.get("status") not in ("ok",):
             self.failed += 1
         if self.bar is not None:
-            self.bar.set_postfix(failed=self.failed, refresh=False)
+            self.bar.set_postfix(not_ok=self.failed + self.not_runnable, refresh=False)
             self.bar.update(1)
             return
         now = time.perf_counter()
         if now - self.last >= 2.0 or self.n == self.total:
             self.last = now
             rate = self.n / max(now - self.t0, 1e-9) * 60
-            self.out.write(f"{self.desc}: {self.n}/{self.total} points ({self.failed} not ok), "
-                           f"{rate:.1f} points/min\n")
+            not_ok = (f"{self.failed + self.not_runnable} not ok: {self.failed} of those run, {self.not_runnable} "
+                      f"not runnable" if self.not_runnable else f"{self.failed} not ok")
+            self.out.write(f"{self.desc}: {self.n}/{self.total} points run ({not_ok}), {rate:.1f} points/min\n")
             self.out.flush()
 
     def close(self) -> None:
