@@ -266,6 +266,12 @@ PROFILES["executorch-main-cff6f4dd"] = dict(
         reading_pte="Reading pte model from file {path}",
         reading_pte_failed="Reading pte model from file {path} failed.",
         missing_output="Missing required -o output_basename",
+        # --server_mode (run_model_server, #21913): the loop that runs one inference per line read from stdin
+        server_mode_missing="--server_mode requires true or false",
+        server_mode_invalid="Invalid --server_mode value: {value}",
+        server_mode="Running in semihosting server mode.",
+        server_reload_failed="Could not reload inputs: 0x{status:x}",
+        server_done="SERVER_INFERENCE_DONE {n}",
         wrong_inputs="Wrong number of inputs allocated compared to method",
         input_file_stat="input_file_allocator_used: {used} / {size} free: {free} ( used: {pct} % ) ",
         pte_program_size_addr="model_pte_program_size:     {size} bytes. (pte size unknown when not baked into elf)",
