@@ -285,6 +285,9 @@ ETDUMP_DEBUG_FLAG = "--debug_buffer_path debug_buffer.bin"
 
 DEFAULT_PROFILE = "executorch-1.5"
 TUTORIAL_PROFILE = "executorch-pr12353"
+# ``auto`` for a runner started with a semihosting command line (cpu0.semihosting-cmd_line): the one profile that
+# models the semihosting build (argv, the input file pool, --server_mode, _exit(0))
+SEMIHOSTING_PROFILE = "executorch-main-cff6f4dd"
 
 
 def get_profile(name: str) -> dict:

@@ -62,6 +62,60 @@ class _Sink:
         self.target.flush()
 
 
+class _PacedPipe(_Sink):
+    """The console on a pipe with the UART's ``unbuffered_output``: each line is pushed through the pipe and the
+    simulation waits (at most ``PACE_S``) until the reader has taken it. Arm's FVP prints such a console a
+    character at a time as the CPU runs its putc loop, so a reader that selects on the pipe and reads a line at
+    a time (ExecuTorch's ``FvpRunnerSession``, waiting for ``SERVER_INFERENCE_DONE``) always keeps up; lines that
+    reached such a reader in one chunk would wait in its buffer while it waits on the pipe. A reader that does
+    not keep up within ``PACE_S`` turns the pacing off for the rest of the run. Linux reads what a pipe holds
+    with FIONREAD; where that is not available the console is not paced."""
+
+    PACE_S = 1.0
+
+    def __init__(self, target, fd: int):
+        super().__init__(target)
+        self.fd = fd
+        self.pacing = True
+
+    def write(self, data: bytes) -> None:
+        self.target.write(data)
+        if b"\n" in data and self.pacing:
+            self.target.flush()
+            self._wait_until_read()
+
+    def _wait_until_read(self) -> None:
+        import array
+        import fcntl
+        import termios
+
+        held = array.array("i", [0])
+        deadline = time.monotonic() + self.PACE_S
+        while True:
+            try:
+                fcntl.ioctl(self.fd, termios.FIONREAD, held)
+            except OSError:
+                self.pacing = False
+                return
+            if held[0] <= 0:
+                return
+            if time.monotonic() > deadline:
+                self.pacing = False
+                return
+            time.sleep(0.0002)
+
+
+def _stdout_pipe_fd() -> int | None:
+    """stdout's file descriptor when it is a pipe (Linux and the like), else None."""
+    import stat
+
+    try:
+        fd = sys.stdout.fileno()
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) and sys.platform.startswith("linux") else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _binary_stdout():
     return getattr(sys.stdout, "buffer", None) or _TextAsBinary(sys.stdout)
 
@@ -171,7 +225,8 @@ class Platform:
             if self.console is not None:
                 sink = _Sink(self.console)
             elif target in ("-", "", None):
-                sink = _Sink(_binary_stdout())
+                fd = _stdout_pipe_fd() if p["unbuffered_output"] else None
+                sink = _Sink(_binary_stdout()) if fd is None else _PacedPipe(_binary_stdout(), fd)
             else:  # a board file may not replace files or write anywhere (fvp.boards.outputs)
                 f = open_output(self.spec, f"devices.{d.name}.out_file", target)
                 self._uart_files.append(f)
