@@ -115,6 +115,9 @@ class Session:
 
             image, model_name = prepare(image, model_name, spec, vela_args, note=self.notes.append)
         self.name = model_name
+        # what boots the same machine elsewhere (a worker of run_many): the program is self.image, as compiled
+        self.config = {"board": board, "target": target, "overrides": _overrides(overrides),
+                       "check_stream": check_stream, "strict": strict, "name": model_name}
         self.spec = spec
         self.image = image
         self._options = {"check_stream": check_stream, "strict": strict}
