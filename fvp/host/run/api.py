@@ -23,47 +23,14 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import dataclass, field
+
+from hwdesc.boot import RunArgs
 
 from ...errors import ConfigError, ConfigProblems
+from .results import InferenceError, Result, SessionError, pack
 from .tensors import InputError, TensorSpec, from_bytes, to_bytes
 
 __all__ = ["Session", "Result", "TensorSpec", "InputError", "InferenceError", "SessionError"]
-
-
-class SessionError(RuntimeError):
-    """The session cannot serve the request: its machine stopped (``restart()`` boots a new one) or it is closed."""
-
-
-class InferenceError(SessionError):
-    """The firmware failed during an inference (a fault, an abort, a limit): its machine has stopped.
-    ``reason`` is why the simulation stopped, ``log`` the UART output of that inference."""
-
-    def __init__(self, message: str, reason: str = "", log: str = ""):
-        super().__init__(message)
-        self.reason = reason
-        self.log = log
-
-
-@dataclass
-class Result:
-    """One inference: ``outputs`` (arrays in each output's logical shape; None for a non-tensor output),
-    ``npu_cycles`` (the Ethos-U PMU cycle counter over the inference), ``cpu_cycles`` (the CPU cycles of the
-    inference as the runner's perf monitor measures them), ``pmu`` (the PMU event counters by event name),
-    ``log`` (the UART output of the inference), ``raw_outputs`` (each output's bytes in memory order, what
-    ``fvp run -o`` writes), the NPU's stream records, and the host's wall and CPU seconds."""
-
-    index: int
-    outputs: list
-    npu_cycles: int
-    cpu_cycles: int
-    pmu: dict
-    log: str
-    raw_outputs: list = field(default_factory=list, repr=False)
-    npu_streams: list = field(default_factory=list, repr=False)
-    figures: dict = field(default_factory=dict, repr=False)  # everything the firmware reported
-    wall_seconds: float = 0.0
-    cpu_seconds: float = 0.0
 
 
 def _overrides(overrides) -> list:
@@ -135,8 +102,7 @@ class Session:
         from . import session
 
         self._out = io.StringIO()
-        platform = session.build(self.spec, model=self.image, model_name=self.name,
-                                 args={"inputs": [], "output": None, "embedded": False}, console=io.BytesIO(),
+        platform = session.build(self.spec, model=self.image, model_name=self.name, args=RunArgs(), console=io.BytesIO(),
                                  out=self._out, check_stream=self._options["check_stream"],
                                  strict=self._options["strict"])
         image = session.checked_image(platform)
@@ -268,7 +234,14 @@ class Session:
         first. ``progress``: a callable called with each finished index, or True for a bar on stderr."""
         from .scale import run_samples
 
-        return run_samples(self, samples, cluster=cluster, jobs=jobs, progress=progress, on_error=on_error)
+        return run_samples(self, samples, run_chunk, cluster=cluster, jobs=jobs, progress=progress,
+                           on_error=on_error)
+
+    def iter_results(self, samples, *, cluster=None, jobs: int = 1):
+        """``(index, Result or exception)`` for every sample as they finish (``fvp.host.run.scale``)."""
+        from .scale import iter_results
+
+        return iter_results(self, samples, run_chunk, cluster=cluster, jobs=jobs)
 
     # ------------------------------------------------------------------ helpers
     def _stopped(self, e) -> None:
@@ -291,3 +264,25 @@ def _why(e, log: str) -> str:
         r.reason, f"{r.reason}: {r.message}" if r.message else r.reason)
     last = [ln for ln in log.splitlines() if ln.startswith(("F ", "E ", "ERROR - "))]
     return why + (f" ({last[-1].strip()})" if last and last[-1].strip() not in why else "")
+
+
+# ------------------------------------------------------------------------------------------------ in a worker
+_SESSIONS: dict = {}  # in a worker process: (program sha256, configuration) -> Session
+
+
+def run_chunk(key: str, image: bytes, config: dict, chunk: list) -> list:
+    """In a worker process (``Session.run_many`` with ``jobs`` or a cluster): run ``chunk`` (``[(index, where,
+    request)]``) on this process's session of the program, booted at its first chunk (and again after a
+    failure); one packed result (or ``{"index", "error", "reason", "log"}``) per sample."""
+    out = []
+    for index, where, request in chunk:
+        s = _SESSIONS.get(key)
+        if s is None:
+            s = _SESSIONS[key] = Session(image, **config)
+        elif not s.alive:
+            s.restart()
+        try:
+            out.append(pack(index, s.run_request(request, where)))
+        except InferenceError as e:
+            out.append({"index": index, "error": str(e), "reason": e.reason, "log": e.log})
+    return out

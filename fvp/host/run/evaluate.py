@@ -261,7 +261,6 @@ def _progress(args, total: int, name: str):
 def cmd_evaluate(args) -> int:
     from .api import Session
     from .dataset import open_dataset, read_labels
-    from .scale import iter_results
 
     check_arguments(args)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -294,7 +293,7 @@ def cmd_evaluate(args) -> int:
                 raise ConfigProblems([f"-o {out_dir}: cannot make the folder: {e.strerror}"]) from None
         report = _Report(session, dataset, labels, out_dir, classes)
         bar = _progress(args, len(dataset), session.name)
-        gen = iter_results(session, dataset, cluster=args.cluster, jobs=args.jobs)
+        gen = session.iter_results(dataset, cluster=args.cluster, jobs=args.jobs)
         try:
             for i, r in gen:
                 report.add(i, r)

@@ -18,43 +18,14 @@ import hashlib
 import math
 import os
 
-from .api import InferenceError, Result, Session
 from .dataset import Sample
-from .tensors import InputError, from_bytes
+from .results import InferenceError, unpack
+from .tensors import InputError
 
-_SESSIONS: dict = {}  # in a worker process: (program sha256, configuration) -> Session
-_SHIPPED: dict = {}  # in a pool worker: the program and configuration from the initializer
-
-
-# ------------------------------------------------------------------------------------------------ workers
-def _pack(index: int, r: Result) -> dict:
-    return {"index": index, "raw": r.raw_outputs, "npu_cycles": r.npu_cycles, "cpu_cycles": r.cpu_cycles,
-            "pmu": r.pmu, "figures": r.figures, "log": r.log, "wall": r.wall_seconds, "cpu": r.cpu_seconds}
+_SHIPPED: dict = {}  # in a pool worker: the worker function, the program and configuration (the initializer)
 
 
-def _worker_session(key: str, image: bytes, config: dict) -> Session:
-    s = _SESSIONS.get(key)
-    if s is None:
-        s = _SESSIONS[key] = Session(image, **config)
-    elif not s.alive:
-        s.restart()
-    return s
-
-
-def run_chunk(key: str, image: bytes, config: dict, chunk: list) -> list:
-    """Run ``chunk`` (``[(index, where, request)]``) on this process's session of the program; one packed
-    result (or ``{"index", "error", "reason", "log"}``) per sample."""
-    out = []
-    for index, where, request in chunk:
-        s = _worker_session(key, image, config)
-        try:
-            out.append(_pack(index, s.run_request(request, where)))
-        except InferenceError as e:
-            out.append({"index": index, "error": str(e), "reason": e.reason, "log": e.log})
-    return out
-
-
-def _pool_init(key: str, image: bytes, config: dict) -> None:
+def _pool_init(worker, key: str, image: bytes, config: dict) -> None:
     import signal
 
     from ..cluster import THREAD_VARS
@@ -62,23 +33,15 @@ def _pool_init(key: str, image: bytes, config: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's
     for v in THREAD_VARS:
         os.environ.setdefault(v, "1")
-    _SHIPPED.update(key=key, image=image, config=config)
+    _SHIPPED.update(worker=worker, key=key, image=image, config=config)
 
 
 def _pool_chunk(chunk: list) -> list:
-    return run_chunk(_SHIPPED["key"], _SHIPPED["image"], _SHIPPED["config"], chunk)
-
-
-def _unpack(session: Session, d: dict):
-    if "error" in d:
-        return InferenceError(d["error"], d.get("reason", ""), d.get("log", ""))
-    return Result(index=d["index"], outputs=[from_bytes(s, x) for s, x in zip(session.outputs, d["raw"])],
-                  npu_cycles=d["npu_cycles"], cpu_cycles=d["cpu_cycles"], pmu=d["pmu"], log=d["log"],
-                  raw_outputs=d["raw"], figures=d["figures"], wall_seconds=d["wall"], cpu_seconds=d["cpu"])
+    return _SHIPPED["worker"](_SHIPPED["key"], _SHIPPED["image"], _SHIPPED["config"], chunk)
 
 
 # ------------------------------------------------------------------------------------------------ the parent
-def _requests(session: Session, samples):
+def _requests(session, samples):
     """``(index, where, request or exception)`` per sample: checked here, before anything is shipped."""
     import numpy as np
 
@@ -98,9 +61,10 @@ def _requests(session: Session, samples):
             yield i, where, e
 
 
-def iter_results(session: Session, samples, *, cluster=None, jobs: int = 1, chunk: int | None = None,
+def iter_results(session, samples, worker, *, cluster=None, jobs: int = 1, chunk: int | None = None,
                  in_flight: int | None = None):
-    """``(index, Result or exception)`` for every sample, in completion order (see the module docstring)."""
+    """``(index, Result or exception)`` for every sample, in completion order (see the module docstring).
+    ``worker(key, image, config, chunk)`` runs a chunk in a worker process (``fvp.host.run.api.run_chunk``)."""
     if cluster is None and jobs <= 1:
         yield from _local(session, samples)
         return
@@ -114,19 +78,19 @@ def iter_results(session: Session, samples, *, cluster=None, jobs: int = 1, chun
         try:
             workers = check_workers(client)
             yield from _spread(session, samples, total, workers, chunk, in_flight,
-                               _DaskBackend(client, key, session.image, session.config))
+                               _DaskBackend(client, worker, key, session.image, session.config))
         finally:
             if own:
                 client.close()
         return
-    backend = _PoolBackend(jobs, key, session.image, session.config)
+    backend = _PoolBackend(jobs, worker, key, session.image, session.config)
     try:
         yield from _spread(session, samples, total, workers, chunk, in_flight, backend)
     finally:
         backend.close()
 
 
-def _local(session: Session, samples):
+def _local(session, samples):
     for i, where, req in _requests(session, samples):
         if isinstance(req, Exception):
             yield i, req
@@ -142,7 +106,7 @@ def _local(session: Session, samples):
         yield i, r
 
 
-def _spread(session: Session, samples, total, workers: int, chunk, in_flight, backend):
+def _spread(session, samples, total, workers: int, chunk, in_flight, backend):
     size = chunk or (max(1, min(64, math.ceil(total / (4 * max(workers, 1))))) if total else 16)
     limit = in_flight or 2 * max(workers, 1)
     pending, batch = set(), []
@@ -151,7 +115,7 @@ def _spread(session: Session, samples, total, workers: int, chunk, in_flight, ba
         for done in backend.wait(pending, block):
             pending.discard(done)
             for d in backend.result(done):
-                yield d["index"], _unpack(session, d)
+                yield d["index"], unpack(session.outputs, d)
 
     for i, where, req in _requests(session, samples):
         if isinstance(req, Exception):
@@ -172,12 +136,12 @@ def _spread(session: Session, samples, total, workers: int, chunk, in_flight, ba
 class _PoolBackend:
     """Spawned local processes (no BLAS threads inherited mid-state), the program given to each once."""
 
-    def __init__(self, jobs: int, key: str, image: bytes, config: dict):
+    def __init__(self, jobs: int, worker, key: str, image: bytes, config: dict):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
         self.ex = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"), initializer=_pool_init,
-                                      initargs=(key, image, config))
+                                      initargs=(worker, key, image, config))
         self.chunks = {}
 
     def submit(self, batch):
@@ -204,13 +168,13 @@ class _PoolBackend:
 
 
 class _DaskBackend:
-    def __init__(self, client, key: str, image: bytes, config: dict):
-        self.client, self.key, self.config = client, key, config
+    def __init__(self, client, worker, key: str, image: bytes, config: dict):
+        self.client, self.worker, self.key, self.config = client, worker, key, config
         self.image = client.scatter(image, broadcast=True, hash=True)  # once per worker
         self.chunks = {}
 
     def submit(self, batch):
-        f = self.client.submit(run_chunk, self.key, self.image, self.config, batch, pure=False, retries=1)
+        f = self.client.submit(self.worker, self.key, self.image, self.config, batch, pure=False, retries=1)
         self.chunks[f] = batch
         return f
 
@@ -228,7 +192,7 @@ class _DaskBackend:
                      "reason": "crash"} for i, where, _ in batch]
 
 
-def run_samples(session: Session, samples, *, cluster=None, jobs: int = 1, progress=None,
+def run_samples(session, samples, worker, *, cluster=None, jobs: int = 1, progress=None,
                 on_error: str = "raise") -> list:
     """``Session.run_many``: the results in sample order."""
     if on_error not in ("raise", "keep"):
@@ -240,7 +204,7 @@ def run_samples(session: Session, samples, *, cluster=None, jobs: int = 1, progr
         from ..cluster import Progress
 
         bar = Progress(len(items), session.name, unit="inferences", first_after=2.0)
-    gen = iter_results(session, items, cluster=cluster, jobs=jobs)
+    gen = iter_results(session, items, worker, cluster=cluster, jobs=jobs)
     try:
         for i, r in gen:
             if isinstance(r, Exception) and on_error == "raise":
