@@ -14,6 +14,7 @@ SLOW_MODULES = {
     "tests/test_corpus_end_to_end.py",
     "tests/tools/test_run_sh.py",
     "tests/host/test_sweep.py",
+    "tests/host/test_server_mode.py",
 }
 SLOW_TESTS = {
     "tests/machine/test_faults.py::test_an_invalid_register_value_is_one_line_and_exit_1",
@@ -83,6 +84,14 @@ SLOW_TESTS = {
     "tests/host/test_runner_elf.py::test_run_fvp_sh_trace_file_on_the_u55_runner",
     "tests/host/test_runner_elf.py::test_runner_utils_command_line_on_the_semihosting_runner",
     "tests/host/test_runner_elf.py::test_runner_utils_with_a_network_read_from_the_host",
+    "tests/host/test_run_inputs.py::test_labels_that_do_not_match",
+    "tests/host/test_run_inputs.py::test_npz_with_labels_writes_outputs_figures_and_accuracy",
+    "tests/host/test_run_inputs.py::test_two_inputs_from_named_files_and_sub_folders",
+    "tests/host/test_session_api.py::test_data_set_on_processes_and_a_dask_cluster_equals_the_local_one",
+    "tests/host/test_session_api.py::test_import_fvp_stays_cheap",
+    "tests/host/test_session_api.py::test_inputs_and_outputs_are_described",
+    "tests/host/test_session_api.py::test_integer_inputs_take_exact_values_only",
+    "tests/host/test_session_api.py::test_outputs_are_those_of_fvp_run_and_figures_do_not_depend_on_history",
     "tests/host/test_startup.py::test_a_short_run_never_imports_numba",
     "tests/host/test_startup.py::test_fast_exit_keeps_outputs_and_statuses",
     "tests/host/test_tflm_entry.py::test_a_dedicated_sram_elf_runs_in_that_memory_mode",

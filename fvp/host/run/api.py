@@ -93,6 +93,7 @@ class Session:
         self._out = None
         self.count = 0  # inferences run on the current machine
         self.final_log = ""  # what the runner printed at its end (after close())
+        self.boot_log = ""  # what it printed while it booted
         self.end = None  # the machine's RunResult, after close() or a failure
         self._boot()
 
@@ -116,8 +117,9 @@ class Session:
             step = self._fw.start()
         except FirmwareStopped as e:
             self._stopped(e)
-            raise InferenceError(f"{self.name}: the firmware stopped before its first inference: "
-                                 f"{_why(e, self._text(e.console))}", e.result.reason, self.boot_log) from None
+            self.boot_log = self._text(e.console)
+            raise SessionError(f"{self.name}: the firmware stopped before its first inference: "
+                               f"{_why(e, self.boot_log)}") from None
         self.boot_log = self._text(step.console)
         ready = step.reply
         self.image_name = ready.get("image")
