@@ -40,6 +40,8 @@ SLOW_TESTS = {
     "tests/firmware/tflm/test_tflm.py::test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite",
     "tests/host/test_bench.py::test_bench_reports_a_failed_run_as_a_failure",
     "tests/host/test_bench.py::test_bench_smoke",
+    "tests/host/test_digits.py::test_fvp_run_inputs_prints_the_accuracy",
+    "tests/host/test_digits.py::test_the_npu_computes_what_the_quantized_reference_computes",
     "tests/host/test_dropin.py::test_bad_command_lines_give_one_line",
     "tests/host/test_dropin.py::test_config_file_limits_and_stat",
     "tests/host/test_dropin.py::test_elf_with_embedded_program_runs",
