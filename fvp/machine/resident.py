@@ -31,7 +31,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from ..errors import SimulationStop
+from ..errors import SimulationStop, StopReason
 from .platform import Platform, RunResult
 
 
@@ -119,14 +119,14 @@ class Resident:
             return e.result, e.console
         # the firmware answered instead of ending: it is not a session entry that honours the protocol
         self._gen.close()
-        self.result = self._result("error", "the firmware's session entry did not end when the host finished it")
+        self.result = self._result(StopReason.ERROR, "the firmware's session entry did not end when the host finished it")
         return self.result, step.console
 
     def close(self) -> None:
         """Drop a firmware that is still running (its generator is closed; nothing more runs on the machine)."""
         if self._gen is not None and self.result is None:
             self._gen.close()
-            self.result = self._result("user", "")
+            self.result = self._result(StopReason.USER, "")
 
     # ------------------------------------------------------------------ stepping
     def _step(self, advance) -> Step:
@@ -136,11 +136,11 @@ class Resident:
         try:
             reply = advance()
         except StopIteration as stop:  # the entry returned: its value is main()'s return code
-            reason, message = "exit", str(int(stop.value or 0))
+            reason, message = StopReason.EXIT, str(int(stop.value or 0))
         except (SimulationStop, Exception) as e:  # noqa: BLE001 - classified as Platform.run classifies it
             reason, message = p.stop_reason(e)
         except BaseException:  # Ctrl-C, SystemExit: the firmware is gone; the host's interruption goes on
-            self.result = self._result("user", "interrupted")
+            self.result = self._result(StopReason.USER, "interrupted")
             raise
         else:
             return Step(reply, p.console_since(mark), p.take_npu_streams(), p.port.take_trace_events(),

@@ -170,7 +170,7 @@ def test_run_many_in_this_process_keeps_order_and_errors():
 def test_data_set_on_processes_and_a_dask_cluster_equals_the_local_one():
     distributed = pytest.importorskip("distributed", reason="needs Dask distributed (pip install '.[cluster]')")
     rng = np.random.default_rng(11)
-    samples = [[rng.uniform(-1, 1, 1).astype(np.float32), rng.uniform(-1, 1, 1).astype(np.float32)]
+    samples = [[rng.uniform(0, 0.5, 1).astype(np.float32), rng.uniform(0, 0.5, 1).astype(np.float32)]
                for _ in range(5)]
     with fvp.Session(ADD_Q) as s:
         local = s.run_many(samples)
