@@ -86,6 +86,7 @@ SLOW_TESTS = {
     "tests/host/test_runner_elf.py::test_run_fvp_sh_trace_file_on_the_u55_runner",
     "tests/host/test_runner_elf.py::test_runner_utils_command_line_on_the_semihosting_runner",
     "tests/host/test_runner_elf.py::test_runner_utils_with_a_network_read_from_the_host",
+    "tests/host/test_readme_session.py::test_readme_session_example_prints_what_the_readme_shows",
     "tests/host/test_run_inputs.py::test_labels_that_do_not_match",
     "tests/host/test_run_inputs.py::test_npz_with_labels_writes_outputs_figures_and_accuracy",
     "tests/host/test_run_inputs.py::test_two_inputs_from_named_files_and_sub_folders",
