@@ -133,3 +133,22 @@ def test_usage_problems_are_one_line_exit_2(capsys, kws_set, tmp_path):
     np.savez(tmp_path / "two.npz", a=np.float32([[1]]), b=np.float32([[1]]))
     rc, _, err = run(capsys, ADD_Q, "--inputs", tmp_path / "two.npz", "--labels", d / "set.npz:y")
     assert rc == 2 and "not a classifier here" in err
+
+
+def test_ctrl_c_reports_and_writes_what_finished(capsys, kws_set, tmp_path, monkeypatch):
+    from fvp.host.run import evaluate
+
+    d, _ = kws_set
+    add = evaluate._Report.add
+
+    def add_then_interrupt(self, i, r):
+        add(self, i, r)
+        if sum(1 for row in self.rows if row) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate._Report, "add", add_then_interrupt)
+    rc, stdout, err = run(capsys, KWS, "--inputs", f"{d / 'set.npz'}:x", "-o", tmp_path)
+    assert rc == 130 and "interrupted after 2 of 6 samples" in err and "2 ok, 0 failed, 4 not run" in stdout
+    rows = list(csv.DictReader((tmp_path / "inferences.csv").open()))
+    assert [r["sample"] for r in rows] == ["0", "1"] and json.loads((tmp_path / "inferences.json").read_text())[
+        "interrupted"] is True

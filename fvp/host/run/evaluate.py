@@ -172,7 +172,8 @@ class _Report:
     def print_summary(self, s: dict, seconds: float, cpu: float) -> None:
         say = lambda line: print(line)  # noqa: E731 - the report goes to stdout
         say(f"{s['program']} on {s['board']}: {s['samples']} samples from {s['data']}: {s['ok']} ok, "
-            f"{s['failed']} failed")
+            f"{s['failed']} failed" + (f", {s['samples'] - s['ok'] - s['failed']} not run" if s.get("interrupted")
+                                       else ""))
         for key, what in (("npu_cycles", "NPU cycles"), ("cpu_cycles", "CPU cycles")):
             if key in s:
                 f = s[key]
@@ -294,11 +295,14 @@ def cmd_evaluate(args) -> int:
         report = _Report(session, dataset, labels, out_dir, classes)
         bar = _progress(args, len(dataset), session.name)
         gen = session.iter_results(dataset, cluster=args.cluster, jobs=args.jobs)
+        interrupted = False
         try:
             for i, r in gen:
                 report.add(i, r)
                 if bar is not None:
                     bar.update(n=1, failed=int(report.rows[i]["status"] != "ok"))
+        except KeyboardInterrupt:  # Ctrl-C: what finished is reported and written, then the status is 130
+            interrupted = True
         finally:
             gen.close()
             if bar is not None:
@@ -306,8 +310,16 @@ def cmd_evaluate(args) -> int:
     finally:
         session.close()
     s = report.summary()
+    if interrupted:
+        done = sum(1 for r in report.rows if r)
+        _say(f"fvp: interrupted after {done} of {len(report.rows)} samples; the figures below are theirs")
+        s["interrupted"] = True
     report.print_summary(s, time.perf_counter() - t0, time.process_time() - c0)
     files = report.write_files(s)
+    if interrupted:
+        if files:
+            print(f"wrote {', '.join(files)} for the samples that finished")
+        raise KeyboardInterrupt
     if out_dir is not None and not report.write_failures:
         print(f"wrote {', '.join(files)} and {s['ok']} output sets ({out_dir}/<sample>-<i>.bin)")
     elif out_dir is None:
