@@ -338,8 +338,12 @@ class Runner:
                 self.info(f"{name}: {value} {unit}")
             else:
                 self.info(f"{name} {unit}: {value}")
-        events = {"NPU_IDLE": c["idle"], "AXI0_RD_DATA_BEAT_RECEIVED": c["axi0_rd"],
-                  "AXI0_WR_DATA_BEAT_WRITTEN": c["axi0_wr"], "AXI1_RD_DATA_BEAT_RECEIVED": c["axi1_rd"]} if c else {}
+        events = {}
+        if c is not None and self.profiler.family == "u85":  # the counted events by their PMU names
+            events = {"NPU_ACTIVE": c["active"], **{n: c[n] for n in U85_BEATS}}
+        elif c is not None:
+            events = {"NPU_IDLE": c["idle"], "AXI0_RD_DATA_BEAT_RECEIVED": c["axi0_rd"],
+                      "AXI0_WR_DATA_BEAT_WRITTEN": c["axi0_wr"], "AXI1_RD_DATA_BEAT_RECEIVED": c["axi1_rd"]}
         return {"cpu_cycles": cpu, "pmu_cycles": c["total"] if c else 0, "npu_active_cycles": c["active"] if c else 0,
                 "pmu_events": events}
 
