@@ -11,7 +11,7 @@ def test_bench_smoke(tmp_path):
                            "--json", out_json)
     assert rc == 0, err
     assert "add_u55-128.bpte" in out and "MMAC/s" in out and "x ref" in out
-    assert "per inference in a session (fvp.Session: the runner booted once, then 2 inferences" in out
+    assert "per inference in a session (fvp.Session: the runner booted once, then 2 inferences after a warm-up" in out
     data = json.loads(out_json.read_text())
     (row,) = data["programs"]
     assert row["exit_code"] == 0 and row["min_s"] > 0 and row["peak_rss_bytes"] > 0
