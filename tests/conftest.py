@@ -107,6 +107,8 @@ SLOW_TESTS = {
     "tests/machine/npu/test_builtin_activations.py::test_every_int16_input_gives_tflites_int16_result",
     "tests/machine/npu/test_builtin_activations.py::test_fast_equals_reference_with_builtin_activations",
     "tests/machine/npu/test_checker.py::test_corpus_runs_clean",
+    "tests/machine/npu/test_copy_runs.py::test_corpus_streams_are_the_same_with_and_without_the_runs",
+    "tests/machine/npu/test_copy_runs.py::test_16_bit_copies_and_two_regions",
     "tests/machine/npu/test_engine_long_runs.py::test_every_size_takes_the_kernels_after_the_threshold",
     "tests/machine/npu/test_engine_long_runs.py::test_transposition_pools_copy_and_equal_the_reference",
     "tests/machine/npu/test_engines.py::test_fast_conv_paths_match_reference",

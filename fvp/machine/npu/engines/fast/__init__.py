@@ -29,7 +29,7 @@ from .paths import numpy_path, small
 from .pooling import avg_div_call, avg_div_np, pool_value
 from .scaling import output_stage
 
-__all__ = ["run_kernel_op", "output_stage"]
+__all__ = ["run_kernel_op", "output_stage", "is_copy"]
 
 
 def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -> np.ndarray:
@@ -58,6 +58,12 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
     if kind == "RESIZE":  # the reference's vectorised gather; the output stage is this engine's
         return output_stage(ref.resize_value(ifm, op), op.ofm_scale.multiplier, op.ofm_scale.shift, op, lut)
     raise ValueError(f"not a kernel operation: {kind}")
+
+
+def is_copy(op) -> bool:
+    """Whether the kernel operation ``op`` gives back its IFM unchanged for every input (:mod:`.copies`); the
+    executor runs consecutive ones of a replayed stream as one copy (``npu/copy_runs.py``)."""
+    return op.kind == "POOL" and _copies(op, _pool)
 
 
 def _pool(op, ifm, bias_scale=None, lut=None) -> np.ndarray:
