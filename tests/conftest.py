@@ -52,6 +52,7 @@ SLOW_MODULES = {
     "tests/host/test_tflm_entry.py",  # fvp run --vela: Vela compiles in its own process
     "tests/tools/test_validate_per_op.py",  # tools/validate_cycles.py as a script
     "tests/tools/test_tflite_npu.py",  # Vela in its own process
+    "tests/host/test_server_mode.py",
 }
 SLOW_TESTS = {
     "tests/machine/test_faults.py::test_an_invalid_register_value_is_one_line_and_exit_1",
@@ -77,6 +78,8 @@ SLOW_TESTS = {
     "tests/firmware/tflm/test_tflm.py::test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite",
     "tests/host/test_bench.py::test_bench_reports_a_failed_run_as_a_failure",
     "tests/host/test_bench.py::test_bench_smoke",
+    "tests/host/test_digits.py::test_fvp_run_inputs_prints_the_accuracy",
+    "tests/host/test_digits.py::test_the_npu_computes_what_the_quantized_reference_computes",
     "tests/host/test_dropin.py::test_bad_command_lines_give_one_line",
     "tests/host/test_dropin.py::test_config_file_limits_and_stat",
     "tests/host/test_dropin.py::test_elf_with_embedded_program_runs",
@@ -121,6 +124,15 @@ SLOW_TESTS = {
     "tests/host/test_runner_elf.py::test_run_fvp_sh_trace_file_on_the_u55_runner",
     "tests/host/test_runner_elf.py::test_runner_utils_command_line_on_the_semihosting_runner",
     "tests/host/test_runner_elf.py::test_runner_utils_with_a_network_read_from_the_host",
+    "tests/host/test_readme_session.py::test_readme_session_example_prints_what_the_readme_shows",
+    "tests/host/test_run_inputs.py::test_labels_that_do_not_match",
+    "tests/host/test_run_inputs.py::test_npz_with_labels_writes_outputs_figures_and_accuracy",
+    "tests/host/test_run_inputs.py::test_two_inputs_from_named_files_and_sub_folders",
+    "tests/host/test_session_api.py::test_data_set_on_processes_and_a_dask_cluster_equals_the_local_one",
+    "tests/host/test_session_api.py::test_import_fvp_stays_cheap",
+    "tests/host/test_session_api.py::test_inputs_and_outputs_are_described",
+    "tests/host/test_session_api.py::test_integer_inputs_take_exact_values_only",
+    "tests/host/test_session_api.py::test_outputs_are_those_of_fvp_run_and_figures_do_not_depend_on_history",
     "tests/host/test_startup.py::test_a_short_run_never_imports_numba",
     "tests/host/test_startup.py::test_fast_exit_keeps_outputs_and_statuses",
     "tests/host/test_tflm_entry.py::test_a_dedicated_sram_elf_runs_in_that_memory_mode",
@@ -133,6 +145,10 @@ SLOW_TESTS = {
     "tests/machine/npu/test_builtin_activations.py::test_every_int16_input_gives_tflites_int16_result",
     "tests/machine/npu/test_builtin_activations.py::test_fast_equals_reference_with_builtin_activations",
     "tests/machine/npu/test_checker.py::test_corpus_runs_clean",
+    "tests/machine/npu/test_copy_runs.py::test_corpus_streams_are_the_same_with_and_without_the_runs",
+    "tests/machine/npu/test_copy_runs.py::test_16_bit_copies_and_two_regions",
+    "tests/machine/npu/test_engine_long_runs.py::test_every_size_takes_the_kernels_after_the_threshold",
+    "tests/machine/npu/test_engine_long_runs.py::test_transposition_pools_copy_and_equal_the_reference",
     "tests/machine/npu/test_engines.py::test_fast_conv_paths_match_reference",
     "tests/machine/npu/test_execute_corpus.py::test_mv2_full_bit_exact_and_engines_agree_op_by_op",
     "tests/machine/test_bounds.py::test_cli_exit_status_3_for_a_long_operation",

@@ -7,7 +7,7 @@
   (fvp.errors, fvp.units, fvp.bounded_read, fvp.safe_write) import no room;
 - the host's rooms are layers (docs/architecture.md): what the host knows of programs (fvp.host.programs) imports
   no other room; a run (fvp.host.run) imports the programs room only; the drop-in (fvp.host.dropin) imports the run
-  and the programs rooms only; the host's shared mechanics (entry, launch, cli_args, inputs) import no room;
+  and the programs rooms only; the host's shared mechanics (entry, launch, cli_args, inputs, cluster) import no room;
 - no import cycle anywhere: not among the modules' top-level imports, and not through imports inside functions;
 - the layers inside the simulated machine's NPU (docs/architecture.md): the functional engines never import the
   device, the bus or the simulator; the timing model (and the products' performance and channel models) never
@@ -132,7 +132,7 @@ def test_the_host_rooms_are_layers(graph):
     assert _offenders(graph, ["fvp.host.programs"], ["fvp.host.run", "fvp.host.dropin", *HOST_COMMANDS]) == []
     assert _offenders(graph, ["fvp.host.run"], ["fvp.host.dropin", *HOST_COMMANDS]) == []
     assert _offenders(graph, ["fvp.host.dropin"], HOST_COMMANDS) == []
-    shared = ["fvp.host.entry", "fvp.host.launch", "fvp.host.cli_args", "fvp.host.inputs"]
+    shared = ["fvp.host.entry", "fvp.host.launch", "fvp.host.cli_args", "fvp.host.inputs", "fvp.host.cluster"]
     # launch names the commands it starts by module name (importlib), after its Ctrl-C guard is in place
     assert _offenders(graph, shared, [*HOST_ROOMS, *HOST_COMMANDS]) == []
 

@@ -69,7 +69,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                           "mode first, then run the result (a .tflite that has an ethos-u operator runs as it is)")
     run.add_argument("--vela-args", action="append", default=[], metavar="FLAGS",
                      help="more Vela flags, one quoted string (repeat; implies --vela): --vela-args='--optimise Size'")
+    from .evaluate import add_arguments
 
+    add_arguments(run)  # --inputs DATA, --labels, --jobs, --cluster, --progress (a data set: evaluate.py)
     return run
 
 
@@ -183,6 +185,10 @@ def _uart_log(spec, console) -> str:
 
 
 def cmd_run(args) -> int:
+    if args.dataset or args.labels or args.cluster or args.jobs != 1:
+        from .evaluate import cmd_evaluate
+
+        return cmd_evaluate(args)
     if args.target and args.board is not None:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
     model_name = None

@@ -36,8 +36,9 @@ from pathlib import Path
 
 from ... import __version__
 from ...safe_write import write_file
+from ..cluster import config_dir_hash  # noqa: F401 (part of a point's identity; re-exported)
 from ..programs import et_build
-from ...boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
+from ...boards import ConfigProblems, board_for_target, find_board, load_board
 from ..programs.program_board import program_config
 from .spec import COMPILE_KEYS, SweepSpec, format_value
 
@@ -66,20 +67,6 @@ class Plan:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-_CONFIG_HASH: str | None = None
-
-
-def config_dir_hash() -> str:
-    """A hash of every shipped board file: part of a point's identity (a changed board table changes results)."""
-    global _CONFIG_HASH
-    if _CONFIG_HASH is None:
-        h = hashlib.sha256()
-        for p in sorted(Path(CONFIG_DIR).glob("*.yaml")):
-            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-        _CONFIG_HASH = h.hexdigest()[:16]
-    return _CONFIG_HASH
 
 
 def simulator_version() -> str:
