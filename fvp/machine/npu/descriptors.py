@@ -207,10 +207,14 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Scale:
-    """A (multiplier, shift) pair; the multiplier is an unsigned 32-bit value."""
+    """A (multiplier, shift) pair; the multiplier is an unsigned 32-bit value. ``double_round`` (the U85's
+    ``dbl_rnd`` field of NPU_SET_IFM_SCALE / IFM2_SCALE): the value is scaled as if shifted left by that many bits
+    with the shift grown by as many, which moves the double-rounding correction that many bits down
+    (``reference.rshift_round``)."""
 
     multiplier: int
     shift: int
+    double_round: int = 0
 
 
 @dataclass(frozen=True)
@@ -391,6 +395,15 @@ class NpuOperation:
     sparse_weights: bool = False  # 2:4 sparse weight traversal (the stream still holds the zeros)
     average_hw: bool | None = None
     resize: Resize | None = None
+    # whether the output stage adds OFM_ZERO_POINT: the U55/U65 do not on a 32-bit OFM without an activation
+    # function (u55/operations.py); ``output_zero_point`` is what the engines add
+    ofm_zero_point_added: bool = True
+
+    @property
+    def output_zero_point(self) -> int:
+        """The zero point the output stage adds to the scaled value (before the clamp and a table lookup): the
+        OFM's, unless the product leaves it out (:attr:`ofm_zero_point_added`)."""
+        return self.ofm.zero_point if self.ofm_zero_point_added else 0
 
     @property
     def is_kernel_op(self) -> bool:

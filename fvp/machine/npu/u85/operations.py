@@ -19,7 +19,8 @@ embedding program].
 
 Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, the 3-D
 gather/scatter (IDX_SKIP1), accumulator input KEEP (and IFM2 outside the null pool) and disabled accumulator
-output, depthwise weights in the fast or sparse format, ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB).
+output, depthwise weights in the fast or sparse format, the OFM scale's double-round shift (no compiler writes it; the IFM and
+IFM2 scales' are modelled: Regor's TFLite ADD/SUB).
 
 LUT_TANH / LUT_SIGMOID (Vela's int16 TANH/LOGISTIC: a 2 KiB table at slot 0, Regor's
 ``ConvertTanhSigmoidToLUT16``) become the U55's TANH/SIGMOID with ``lut_slot`` naming the table's slot; the
@@ -93,13 +94,16 @@ def _fm(state, prefix: str, name: str, height: int, width: int, depth: int, offs
 
 
 def _scale(state, reg: str, rounding: dict, offset: int) -> tuple:
-    """(Scale, round mode) of an IFM/IFM2/OFM scale register."""
+    """(Scale, round mode) of an IFM/IFM2/OFM scale register. The IFM and IFM2 scales' double-round shift
+    (``dbl_rnd``: Regor's TFLite ADD/SUB, 20 for 8-bit and 15 for 16-bit inputs, whose scale has TFLite's left
+    shift folded in) is :attr:`Scale.double_round`; the OFM's, which no compiler writes, is refused."""
     mode = state.code(reg, "round_mode", offset)
     if mode not in rounding:
         raise _unsupported(f"{reg} round mode {mode}", offset)
-    if state.field(reg, "dbl_rnd"):
-        raise _unsupported(f"{reg} double-round shift", offset)
-    return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift")), rounding[mode]
+    dbl_rnd = state.field(reg, "dbl_rnd")
+    if dbl_rnd and reg == "NPU_SET_OFM_SCALE":
+        raise _unsupported(f"{reg} double-round shift {dbl_rnd}", offset)
+    return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift"), dbl_rnd), rounding[mode]
 
 
 def _activation(state, ofm: FeatureMap, offset: int) -> Activation:
@@ -319,6 +323,13 @@ def build_operation(state, cmd, arch) -> NpuOperation:
         scales = (AddressRange(state.field("NPU_SET_SCALE_REGION", "region"), state.address("NPU_SET_SCALE_BASE"),
                                state.address("NPU_SET_SCALE_LENGTH")),)
 
+    # a MUL of 32-bit operands takes only OFM_SCALE's shift (Regor's U85 constraints: "Mul with 32-bit IFM supports
+    # shift-only"; its int8 softmax writes its Q31 products' scale 1/2 as (2**30, 31) for both products, which
+    # is right only with the multiplier left out: TFLite Micro's softmax on the real models, docs/tflm.md)
+    ofm_scaling = "MULTIPLIER_AND_SHIFT"
+    if kind == "ELEMENTWISE" and sub == "MUL" and ifm.bits == 32:
+        ofm_scaling = "SHIFT_ONLY"
+
     return NpuOperation(
         kind=kind, offset=off, param=cmd.param, sub_op=sub, ifm=ifm, ifm2=ifm2, ofm=ofm, kernel=kernel,
         ofm_block=(state.m1("NPU_SET_OFM_BLK_HEIGHT_M1"), state.m1("NPU_SET_OFM_BLK_WIDTH_M1"),
@@ -330,4 +341,4 @@ def build_operation(state, cmd, arch) -> NpuOperation:
         ofm_scale=ofm_scale, opa_scale=opa_scale, ifm2_scale=ifm2_scale, ifm2_round_mode=ifm2_round,
         ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast, resize=resize,
         ofm_ublock=_ublock(state, arch, off), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
-        weights_split="TRAVERSAL")
+        weights_split="TRAVERSAL", ofm_scaling=ofm_scaling)

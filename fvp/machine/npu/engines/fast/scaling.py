@@ -217,7 +217,7 @@ def _lut_np(y, kind, tab, lut_signed):
 def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
     """The output stage with a built-in TANH/SIGMOID: the scaling (+ zero point) by the kernel or numpy, unclamped
     and saturated only at +-2**62, then the reference's shared :func:`reference.builtin_output`."""
-    zp = np.int64(op.ofm.zero_point)
+    zp = np.int64(op.output_zero_point)
     if small(v2):
         y = mul_round_shift_np(v2, m, s, op.ofm_round_mode) + zp
     else:
@@ -253,7 +253,7 @@ def branch_free_stage(op, m, s, c):
         return None
     rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
     rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
-    return m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
+    return m, rnd, rnd_dbl, s, np.int64(op.output_zero_point), np.int64(lo), np.int64(hi)
 
 
 _stage_memo = IdentityMemo()  # (op; mult, shift, c) -> the requantize kernel's parameters or None
@@ -303,7 +303,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             y = v2 * m
             y += np.where(s > 0, np.int64(1) << np.maximum(s - 1, 0), 0)
             y >>= s
-            y += np.int64(ofm.zero_point)
+            y += np.int64(op.output_zero_point)
             if rng is not None:
                 lo, hi = max(lo, int(rng[0])), min(hi, int(rng[1]))
                 if lo > hi:  # the activation clamp, then the type's range
@@ -311,7 +311,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
                     return y.reshape(shape)
             np.clip(y, lo, hi, out=y)
             return y.reshape(shape)
-        y = mul_round_shift_np(v2, m, s, mode) + np.int64(ofm.zero_point)
+        y = mul_round_shift_np(v2, m, s, mode) + np.int64(op.output_zero_point)
         if rng is not None:
             y = np.clip(y, rng[0], rng[1])
         if kind:
@@ -328,9 +328,9 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
             rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
             # clamping to [lo, hi] then saturating to the OFM type is one clamp to the intersection
-            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi), out)
+            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(op.output_zero_point), np.int64(lo), np.int64(hi), out)
             return out.reshape(shape)
-    output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(ofm.zero_point), rng is not None,
+    output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(op.output_zero_point), rng is not None,
                         np.int64(rng[0] if rng else 0), np.int64(rng[1] if rng else 0), kind, tab, lut_signed,
                         np.int64(ofm.min_value), np.int64(ofm.max_value), out)
     return out.reshape(shape)
