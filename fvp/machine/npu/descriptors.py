@@ -221,13 +221,17 @@ class Scale:
 class Activation:
     """ACTIVATION/MIN/MAX: the function (:class:`ActivationFunction`), the clip range (:class:`ClipRange`) and the
     clamp bounds; ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's
-    LUT_TANH / LUT_SIGMOID), None for the U55/U65's built-in table."""
+    LUT_TANH / LUT_SIGMOID), None for the U55/U65's built-in table. ``fraction_kept``: a 16-bit index's
+    interpolation keeps its 7 fraction bits, ``(base << 7) + slope * fraction`` (the U85's LUT_S16_S32, to which
+    Regor lowers TOSA's int16 -> int32 TABLE, whose result the TOSA specification defines so), instead of
+    rounding them off as a 16-bit result does."""
 
     function: ActivationFunction
     clip_range: ClipRange
     min: int
     max: int
     lut_slot: int | None = None
+    fraction_kept: bool = False
 
     @property
     def name(self) -> str:

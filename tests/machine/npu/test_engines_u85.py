@@ -14,8 +14,8 @@ import zlib
 import numpy as np
 import pytest
 
-from fvp.machine.npu.descriptors import (Activation, Broadcast, FeatureMap, IfmScaleMode, NpuOperation, Resize,
-                                         RoundMode, Scale)
+from fvp.machine.npu.descriptors import (Activation, Broadcast, ClipRange, FeatureMap, IfmScaleMode, NpuOperation,
+                                         Resize, RoundMode, Scale)
 from fvp.machine.npu.engines import fast, reference as ref
 from fvp.machine.npu.engines.fast import scaling
 
@@ -245,3 +245,61 @@ def test_32bit_mul_takes_only_the_ofm_shift():
     # DBL's 2**30 correction is for shifts above 31 only: at 31, half up
     assert np.array_equal(want, np.clip((prod + (1 << 30)) >> 31, -(1 << 31), (1 << 31) - 1).astype(np.int64))
     assert np.array_equal(fast.run_kernel_op(op, a, b), want)
+
+
+def _tosa_table_i16(table513, x):
+    """The TOSA specification's int16 TABLE (``apply_lookup_s``): a 23-bit int32 result, the 7 fraction bits kept."""
+    u = np.clip(np.asarray(x, np.int64) + 32768, 0, 65535)
+    idx, frac = u >> 7, u & 0x7F
+    base = table513[idx]
+    return (base << 7) + (table513[idx + 1] - base) * frac
+
+
+def test_lut_s16_s32_keeps_the_fraction_bits():
+    """LUT_S16_S32 (Regor's lowering of TOSA's int16 -> int32 TABLE: (base, slope) int16 pairs of the 513-entry
+    table at slot 0) gives TOSA's ``(base << 7) + slope * fraction``; LUT_S16_S16 rounds it to 16 bits. Decoded from
+    a real program's register state with the function written in, then run by both engines."""
+    from hwdesc import ethosu85
+
+    from fvp.machine.npu.arch import get_arch
+    from fvp.machine.npu.command_stream import RegisterState, iter_commands
+    from fvp.machine.npu.operations import build_operation
+    from machine.npu.helpers import extract_vela_blobs
+    from testutil import DATA
+
+    arch = get_arch("ethos-u85-128")
+    blob = extract_vela_blobs((DATA / "oracle_u85" / "int16ops_a16_u85-128" / "int16ops_a16_u85-128.bpte").read_bytes())[0]
+    state = RegisterState(arch)
+    for cmd in iter_commands(blob.stream, arch):
+        if not cmd.is_operation:
+            state.apply(cmd)
+            continue
+        op = build_operation(state, cmd, arch)
+        if op.is_kernel_op and op.activation.table is not None and op.activation.clip_range == ClipRange.FORCE_INT16:
+            break
+    reg = ethosu85.BY_NAME["NPU_SET_ACTIVATION"]
+    fn = next(f for f in reg.fields if f.name == "activation_function")
+    code = next(k for k, v in ethosu85.ACTIVATION_FUNCTION.items() if v == "LUT_S16_S32")
+    state.values[reg.code] = (state.values[reg.code] & ~fn.put(-1)) | fn.put(code)
+    act = build_operation(state, cmd, arch).activation
+    assert (act.table, act.clip_range, act.fraction_kept) == (0, ClipRange.FORCE_INT16, True)
+
+    rng = np.random.default_rng(11)
+    table = np.cumsum(rng.integers(-300, 300, 513)).astype(np.int64)  # slopes within int16
+    pairs = np.empty(1024, "<i2")
+    pairs[0::2], pairs[1::2] = table[:512], table[1:] - table[:512]
+    lut = np.frombuffer(pairs.tobytes(), np.uint8).copy()
+    x = np.concatenate([np.arange(-32768, 32768, 37), [-32768, 32767]]).reshape(1, -1, 1)
+    zeros = np.zeros_like(x)
+    op = NpuOperation(kind="ELEMENTWISE", offset=0, param=0, sub_op="ADD", ifm=_fm("ifm", 16, 1, x.shape[1], 1),
+                      ifm2=_fm("ifm2", 16, 1, x.shape[1], 1), ofm=_fm("ofm", 32, 1, x.shape[1], 1),
+                      ofm_scale_mode="GLOBAL", ofm_round_mode=RoundMode.DBL, ifm_scale_mode=IfmScaleMode.PER_OPERAND,
+                      ifm_round_mode=RoundMode.DBL, ofm_scale=Scale(1, 0), opa_scale=Scale(1, 0),
+                      ifm2_scale=Scale(1, 0), ifm2_round_mode=RoundMode.DBL, activation=act,
+                      broadcast=Broadcast(False, False, False, False, False, 0))
+    want = _tosa_table_i16(table, x)
+    for engine in (ref, fast):
+        assert np.array_equal(engine.run_kernel_op(op, x, zeros, None, None, lut), want), engine.__name__
+    rounded = dataclasses.replace(op, activation=dataclasses.replace(act, fraction_kept=False))
+    assert np.array_equal(ref.run_kernel_op(rounded, x, zeros, None, None, lut), (want + 64) >> 7)
+    assert np.array_equal(fast.run_kernel_op(rounded, x, zeros, None, None, lut), (want + 64) >> 7)

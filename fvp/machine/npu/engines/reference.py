@@ -132,7 +132,8 @@ def clamp_range(op) -> tuple:
 def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     """Apply TABLE_n to the clamped values ``y`` (int64 array); ``lut`` holds the SHRAM bytes from the table's
     slot on (``lut_start + 256 * n``).  8-bit index: ``LUT[y + 128]`` (signed) or ``LUT[y]`` with entries of the
-    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
+    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6), its 7 fraction bits rounded
+    off, or kept (``Activation.fraction_kept``)."""
     act = op.activation
     ofm = op.ofm
     bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
@@ -156,6 +157,8 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     u = np.clip(y + 32768 if signed else y, 0, 65535)
     idx = u >> 7
     frac = u & 0x7F
+    if act.fraction_kept:  # LUT_S16_S32: the 23-bit interpolation as it is
+        return (base[idx] << 7) + slope[idx] * frac
     return ((base[idx] << 7) + slope[idx] * frac + 64) >> 7
 
 

@@ -22,6 +22,10 @@ gather/scatter (IDX_SKIP1), accumulator input KEEP (and IFM2 outside the null po
 output, depthwise weights in the fast or sparse format, the OFM scale's double-round shift (no compiler writes it; the IFM and
 IFM2 scales' are modelled: Regor's TFLite ADD/SUB).
 
+LUT_S16_S32 (Regor's lowering of TOSA's int16 -> int32 TABLE: the (base, slope) pairs of the 513-entry table)
+keeps the interpolation's 7 fraction bits, as the TOSA specification's TABLE defines its result
+(``Activation.fraction_kept``).
+
 LUT_TANH / LUT_SIGMOID (Vela's int16 TANH/LOGISTIC: a 2 KiB table at slot 0, Regor's
 ``ConvertTanhSigmoidToLUT16``) become the U55's TANH/SIGMOID with ``lut_slot`` naming the table's slot; the
 engines compute both the same way, the U85 from its table (``engines/reference.py``, built-in TANH/SIGMOID).
@@ -43,10 +47,11 @@ _IFM_ROUND = {"DOUBLE_SYMMETRIC": RoundMode.DBL, "NATURAL": RoundMode.NATURAL}
 
 #: LUT activation -> the clip range of its index type, the one the engines' LUT lookup is indexed in
 _LUT_INDEX = {"LUT_U8_U8": ClipRange.FORCE_UINT8, "LUT_S8_S8": ClipRange.FORCE_INT8, "LUT_S8_S16": ClipRange.FORCE_INT8,
-              "LUT_S8_S32": ClipRange.FORCE_INT8, "LUT_S16_S16": ClipRange.FORCE_INT16}
+              "LUT_S8_S32": ClipRange.FORCE_INT8, "LUT_S16_S16": ClipRange.FORCE_INT16,
+              "LUT_S16_S32": ClipRange.FORCE_INT16}
 #: bytes of one table of each LUT kind (GenerateActivation: 256 per 8-bit entry table, 2 KiB for 16-bit index)
 _LUT_BYTES = {"LUT_U8_U8": 256, "LUT_S8_S8": 256, "LUT_S8_S16": 512, "LUT_S8_S32": 1024, "LUT_S16_S16": 2048,
-              "LUT_TANH": 2048, "LUT_SIGMOID": 2048}
+              "LUT_S16_S32": 2048, "LUT_TANH": 2048, "LUT_SIGMOID": 2048}
 #: the U85's table-driven TANH/SIGMOID -> the function the engines compute them by (from the table at its slot)
 _LUT_FUNCTION = {"LUT_TANH": ActivationFunction.TANH, "LUT_SIGMOID": ActivationFunction.SIGMOID}
 #: the DMA's stride mode (hwdesc.ethosu85 DMA_STRIDE_MODE) -> the descriptor's (0: 1-D, 1: 2-D, 2: 3-D)
@@ -135,7 +140,8 @@ def _activation(state, ofm: FeatureMap, offset: int) -> Activation:
         lo, hi = state.u16("NPU_SET_ACTIVATION_MIN"), state.u16("NPU_SET_ACTIVATION_MAX")
     else:
         lo, hi = state.s16("NPU_SET_ACTIVATION_MIN"), state.s16("NPU_SET_ACTIVATION_MAX")
-    return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot)
+    return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot,
+                      fraction_kept=fn == "LUT_S16_S32")
 
 
 def _broadcast_dims(state, reg: str, offset: int) -> str:

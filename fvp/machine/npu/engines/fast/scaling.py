@@ -121,8 +121,9 @@ def mul_round_shift(v, m, s, mode):
 @njit
 def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind, lut, lut_signed, out_lo, out_hi,
                         out):
-    """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating
-    (``lut`` holds the table entries as int64: 256 values, or 512 packed 32-bit words)."""
+    """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating,
+    3 16-bit interpolating with the fraction bits kept (``lut`` holds the table entries as int64: 256 values, or
+    512 packed 32-bit words)."""
     n, c = value.shape
     for i in range(n):
         for j in range(c):
@@ -145,7 +146,7 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                 idx = y + 128 if lut_signed else y
                 idx = min(max(idx, 0), lut.shape[0] - 1)
                 y = lut[idx]
-            elif lut_kind == 2:
+            elif lut_kind >= 2:
                 u = y + 32768 if lut_signed else y
                 u = min(max(u, 0), 65535)
                 idx = u >> 7
@@ -157,7 +158,9 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                 slope = (word >> 16) & 0xFFFF
                 if slope >= 0x8000:
                     slope -= 0x10000
-                y = ((base << 7) + slope * frac + 64) >> 7
+                y = (base << 7) + slope * frac
+                if lut_kind == 2:
+                    y = (y + 64) >> 7
             if y < out_lo:
                 y = out_lo
             elif y > out_hi:
@@ -197,7 +200,7 @@ def _lut_table(op, lut):
         else:
             tab = lut[:1024].view("<i4" if ofm.signed else "<u4")
         return 1, tab.astype(np.int64), signed
-    return 2, lut[:2048].view("<u4").astype(np.int64), signed
+    return 3 if act.fraction_kept else 2, lut[:2048].view("<u4").astype(np.int64), signed
 
 
 def _lut_np(y, kind, tab, lut_signed):
@@ -211,7 +214,8 @@ def _lut_np(y, kind, tab, lut_signed):
     base = base - ((base & 0x8000) << 1)
     slope = (word >> 16) & 0xFFFF
     slope = slope - ((slope & 0x8000) << 1)
-    return ((base << 7) + slope * (u & 0x7F) + 64) >> 7
+    y = (base << 7) + slope * (u & 0x7F)
+    return y if kind == 3 else (y + 64) >> 7
 
 
 def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
