@@ -14,9 +14,14 @@ import zlib
 import numpy as np
 import pytest
 
+from hwdesc import ethosu, ethosu85
+
 from fvp.machine.npu.descriptors import (Activation, Broadcast, ClipRange, FeatureMap, IfmScaleMode, NpuOperation,
                                          Resize, RoundMode, Scale)
+from fvp.machine.npu.arch import get_arch
+from fvp.machine.npu.command_stream import RegisterState, iter_commands
 from fvp.machine.npu.engines import fast, reference as ref
+from fvp.machine.npu.operations import build_operation
 from fvp.machine.npu.engines.fast import scaling
 
 from .vela_ops import mbqm, quantize_multiplier
@@ -208,28 +213,29 @@ def test_double_round_moves_the_correction_down():
     assert ref.scale_operand(1 << 10, Scale(1, 11, 20), RoundMode.DBL) == 1  # no correction up to shift 31 - d
 
 
-def test_32bit_mul_takes_only_the_ofm_shift():
-    """A U85 MUL of 32-bit operands scales by OFM_SCALE's shift alone (Regor's U85 constraints: "Mul with 32-bit
-    IFM supports shift-only"; its SOFTMAX writes 1/2 as (2**30, 31) for its Q31 products): decoded from a real
-    program's register state with that scale written in, then run by both engines: ``x * y >> 31`` rounded half up."""
-    from hwdesc import ethosu85
-
-    from fvp.machine.npu.arch import get_arch
-    from fvp.machine.npu.command_stream import RegisterState, iter_commands
-    from fvp.machine.npu.operations import build_operation
+def _state_at(fixture, want):
+    """(configuration, register state, command) at the first operation ``want`` accepts in the U85 oracle
+    fixture's stream: a real program's registers, to which a test writes the value it decodes."""
     from machine.npu.helpers import extract_vela_blobs
     from testutil import DATA
 
-    arch = get_arch("ethos-u85-256")
-    blob = extract_vela_blobs((DATA / "oracle_u85" / "r3_int32_u85-256" / "r3_int32_u85-256.bpte").read_bytes())[0]
+    blob = extract_vela_blobs((DATA / "oracle_u85" / fixture / f"{fixture}.bpte").read_bytes())[0]
+    arch = next(a for a in (get_arch(n) for n in ethosu.NPU_VARIANTS) if a.config_word == blob.config_word)
     state = RegisterState(arch)
     for cmd in iter_commands(blob.stream, arch):
         if not cmd.is_operation:
             state.apply(cmd)
-            continue
-        op = build_operation(state, cmd, arch)
-        if op.kind == "ELEMENTWISE" and op.sub_op == "MUL" and op.ifm.bits == 32:
-            break
+        elif want(build_operation(state, cmd, arch)):
+            return arch, state, cmd
+    raise AssertionError(f"no such operation in {fixture}")
+
+
+def test_32bit_mul_takes_only_the_ofm_shift():
+    """A U85 MUL of 32-bit operands scales by OFM_SCALE's shift alone (Regor's U85 constraints: "Mul with 32-bit
+    IFM supports shift-only"; its SOFTMAX writes 1/2 as (2**30, 31) for its Q31 products): decoded from a real
+    program's register state with that scale written in, then run by both engines: ``x * y >> 31`` rounded half up."""
+    arch, state, cmd = _state_at("r3_int32_u85-256", lambda op: op.kind == "ELEMENTWISE" and op.sub_op == "MUL"
+                                 and op.ifm.bits == 32)
     reg = ethosu85.BY_NAME["NPU_SET_OFM_SCALE"]
     shift = next(f for f in reg.param_fields if f.name == "shift")
     state.values[reg.code] = (1 << 30) | (shift.put(31) << 32)  # (2**30, 31), DOUBLE_SYMMETRIC
@@ -259,24 +265,8 @@ def test_lut_s16_s32_keeps_the_fraction_bits():
     """LUT_S16_S32 (Regor's lowering of TOSA's int16 -> int32 TABLE: (base, slope) int16 pairs of the 513-entry
     table at slot 0) gives TOSA's ``(base << 7) + slope * fraction``; LUT_S16_S16 rounds it to 16 bits. Decoded from
     a real program's register state with the function written in, then run by both engines."""
-    from hwdesc import ethosu85
-
-    from fvp.machine.npu.arch import get_arch
-    from fvp.machine.npu.command_stream import RegisterState, iter_commands
-    from fvp.machine.npu.operations import build_operation
-    from machine.npu.helpers import extract_vela_blobs
-    from testutil import DATA
-
-    arch = get_arch("ethos-u85-128")
-    blob = extract_vela_blobs((DATA / "oracle_u85" / "int16ops_a16_u85-128" / "int16ops_a16_u85-128.bpte").read_bytes())[0]
-    state = RegisterState(arch)
-    for cmd in iter_commands(blob.stream, arch):
-        if not cmd.is_operation:
-            state.apply(cmd)
-            continue
-        op = build_operation(state, cmd, arch)
-        if op.is_kernel_op and op.activation.table is not None and op.activation.clip_range == ClipRange.FORCE_INT16:
-            break
+    arch, state, cmd = _state_at("int16ops_a16_u85-128", lambda op: op.is_kernel_op and op.activation.table is not None
+                                 and op.activation.clip_range == ClipRange.FORCE_INT16)
     reg = ethosu85.BY_NAME["NPU_SET_ACTIVATION"]
     fn = next(f for f in reg.fields if f.name == "activation_function")
     code = next(k for k, v in ethosu85.ACTIVATION_FUNCTION.items() if v == "LUT_S16_S32")

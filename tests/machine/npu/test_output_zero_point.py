@@ -15,10 +15,8 @@ from ethosu.vela.api import (NpuActivation, NpuActivationOp, NpuAddressRange, Np
                              NpuElementWiseOperation, NpuKernel, NpuPadding, NpuPoolingOp, NpuPoolingOperation,
                              NpuQuantization, NpuRoundingMode)
 
-from fvp.machine.npu.arch import get_arch
-from fvp.machine.npu.command_stream import RegisterState, as_words, decode_command
 from fvp.machine.npu.disasm import summarize_operations
-from fvp.machine.npu.operations import build_operation
+from fvp.machine.npu.operations import iter_operations
 
 from .vela_ops import ACCELERATORS, Alloc, Case, build_stream, pick_block, put, run_case, tensor
 
@@ -27,18 +25,7 @@ ENGINES = ["fast", "reference"]
 
 
 def _operations(words):
-    arch = get_arch(ARCH)
-    state = RegisterState(arch)
-    w = as_words(words)
-    i, ops = 0, []
-    while i < len(w):
-        cmd = decode_command(w, i, arch)
-        i += cmd.length
-        if cmd.is_operation:
-            ops.append(build_operation(state, cmd, arch))
-        else:
-            state.apply(cmd)
-    return [op for op in ops if op.is_kernel_op]
+    return [op for _, op in iter_operations(words, ARCH) if op.is_kernel_op]
 
 
 def _elementwise(kind, ifm, ifm2, ofm, rng):
