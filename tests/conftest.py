@@ -75,7 +75,7 @@ SLOW_TESTS = {
     "tests/firmware/test_runner.py::test_kernel_call_memory_figures_match_the_computed_sequence",
     "tests/firmware/test_runner.py::test_output_files_and_input_files",
     "tests/firmware/test_silent_wrong_answers.py::test_tampered_vela_output_record_fails",
-    "tests/firmware/tflm/test_tflm.py::test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite",
+    "tests/firmware/tflm/test_tflm_image.py::test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite",
     "tests/host/test_bench.py::test_bench_reports_a_failed_run_as_a_failure",
     "tests/host/test_bench.py::test_bench_smoke",
     "tests/host/test_digits.py::test_fvp_run_inputs_prints_the_accuracy",
@@ -171,7 +171,7 @@ SLOW_TESTS = {
     "tests/host/test_dropin_sse320.py::test_the_binary_name_is_a_console_script",
     "tests/host/test_profile.py::test_compare_plot_reads_at_a_glance",
     "tests/host/test_profile.py::test_bigger_npu_is_faster",
-    "tests/firmware/tflm/test_tflm.py::test_vela_model_runs_npu_and_cpu_parts_bit_exact",
+    "tests/firmware/tflm/test_tflm_image.py::test_vela_model_runs_npu_and_cpu_parts_bit_exact",
     "tests/host/test_profile_executorch_main.py::test_formats_file_is_read_from_main_sources",
 }
 

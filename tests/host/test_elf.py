@@ -137,11 +137,12 @@ def test_semihosting_runner_without_a_program(tmp_path, target, flavour, mode):
     program = {"ethos-u55-128": CORPUS / "add_u55-128.bpte", "ethos-u65-256": CORPUS / "mobilenet_v1_025_u65-256.bpte",
                "ethos-u85-128": CORPUS.parent / "oracle_u85" / "conv1d_u85-128" / "conv1d_u85-128.bpte"}[target]
     (tmp_path / "program.bpte").write_bytes(program.read_bytes())
+    (tmp_path / "fvp_dummy_input.bin").write_bytes(bytes(4))  # run.sh's: the runner wants -i; a bundle has its own
     cpu = "mps4_board.subsystem.cpu0" if target.startswith("ethos-u85") else "cpu0"
     npu = "mps4_board.subsystem.ethosu" if target.startswith("ethos-u85") else "ethosu"
     rc, log, err = run_fvp(*flavour, "-C", f"{npu}.num_macs={target.rsplit('-', 1)[1]}",
                            "-C", f"{cpu}.semihosting-cwd={tmp_path}", "-C", f"{npu}.extra_args='--fast'",
-                           "-C", f"{cpu}.semihosting-cmd_line=executor_runner -m program.bpte -o out",
+                           "-C", f"{cpu}.semihosting-cmd_line=executor_runner -m program.bpte -i fvp_dummy_input.bin -o out",
                            "-a", elf, prog="fvp.host.dropin")
     assert rc == 0, err + log
     assert "Test_result: PASS" in log and (tmp_path / "out-0.bin").is_file()
