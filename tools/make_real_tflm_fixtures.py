@@ -57,13 +57,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tools"), str(ROOT / "tests" / "firmware" 
 
 from validate_real_models import CONFIGS, make_inputs, model_io, tflm_oracle  # noqa: E402
 
-LEGACY_SOFTMAX = ("the NPU model adds OFM_ZERO_POINT to 32-bit OFMs; Vela's older core writes the softmax input's "
-                  "zero point there and the hardware does not add it (issue 31 item 2; fvp/machine/npu)")
 # fixture -> (source, configuration or None for the source itself, expect)
 FIXTURES = {
     **{f"tiny_int8_{c}": ("tiny_int8", c, "exact") for c in ("u55-64", "u55-256", "u65-256", "u65-512", "u85-256")},
     "softmax_int8_u65-512": ("softmax_int8", "u65-512", "exact"),
-    "softmax_int8_u55-128-legacy": ("softmax_int8", "u55-128-legacy", "xfail: " + LEGACY_SOFTMAX),
+    "softmax_int8_u55-128-legacy": ("softmax_int8", "u55-128-legacy", "exact"),
     "lstm_int8": ("lstm_int8", None, "exact"),
     "lstm_int8_u55-128": ("lstm_int8", "u55-128", "exact"),
     "svdf_int8_u55-128": ("svdf_int8", "u55-128", "exact"),

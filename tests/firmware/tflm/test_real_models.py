@@ -41,13 +41,10 @@ def _run(name, k, tmp_path, capsys, *extra):
 
 #: fixtures whose ``xfail`` the NPU model has since fixed (the fixture files are made elsewhere: the expectation
 #: is corrected here until they are remade)
-FIXED = {"micro_speech_u55-128-legacy": "the 32-bit OFM zero point (issue 31 item 2)"}
-
-
 def _params():
     for name, meta in sorted(META.items()):
         marks = [pytest.mark.slow]  # whole programs, two runs each (0.5 s and more)
-        if meta["expect"].startswith("xfail") and name not in FIXED:
+        if meta["expect"].startswith("xfail"):
             marks.append(pytest.mark.xfail(strict=True, reason=meta["expect"].split(":", 1)[1].strip()))
         yield pytest.param(name, marks=marks, id=name)
 
