@@ -13,13 +13,13 @@ between runtime versions (struct sizes, accounting, log strings, step order) com
 (``firmware.runtime``). Entry point: ``main(bus, boot_info)``. Beside it, in ``executor_runner/``: the options
 a board may set and ``check_config`` (validates the firmware section of the board), the BundleIO check, and what
 the image offers the host (``default_image``, the tutorial's ``x + x`` baked in per NPU configuration;
-``ethosu_command_streams`` and ``inspect_program``, the program reader for ``fvp disasm`` and ``fvp inspect``).
+``ethosu_command_streams`` and ``inspect_program``, the program reader for ``fvp disasm`` and ``fvp inspect``;
+``check_program``, what ``fvp run`` refuses before it runs).
 """
 
 from __future__ import annotations
 
 import base64
-import io
 import sys
 
 import numpy as np
@@ -37,19 +37,22 @@ from .executorch.kernels import REGISTRY
 from .executorch.memory import HierarchicalAllocator, MemoryManager, make_allocator
 from .executorch.method import Method, RtTensor
 from .executorch.perf_monitor import PerfMonitor, npu_family
-from .executorch.profiles import DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, TUTORIAL_PROFILE, get_profile
+from .executorch.profiles import (DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, SEMIHOSTING_PROFILE, TUTORIAL_PROFILE,
+                                  get_profile)
 from .executorch.program import load_program
 from .executor_runner.bundle_check import BundleCheck
-from .executor_runner.image import default_image, ethosu_command_streams, ethosu_configurations, inspect_program
+from .executor_runner.image import (check_program, default_image, ethosu_command_streams, ethosu_configurations,
+                                     inspect_program)
 from .executor_runner.options import DEBUG_BUFFER_SIZE, ETDUMP_DEBUG_LEVELS, check_config
+from .npy import load_npy
 
 # the kernels as the runtime registers them (the operator registry, executorch/kernels/registry.py): each behind
 # the unboxing wrapper that checks its arguments' EValue tags against the types declared with the kernel
 RUNTIME_KERNELS = REGISTRY.unboxed()
 
 
-__all__ = ["check_config", "default_image", "ethosu_command_streams", "ethosu_configurations", "inspect_program",
-           "main"]
+__all__ = ["check_config", "check_program", "default_image", "ethosu_command_streams", "ethosu_configurations",
+           "inspect_program", "main", "session"]
 
 
 class _Abort(Exception):
@@ -64,8 +67,9 @@ class Runner(BundleCheck):
         self.log = log.EtLog(self.console, bus)
         log.install(self.log)
         name = boot.runtime
-        if name == "auto":
-            name = TUTORIAL_PROFILE if boot.args.embedded else DEFAULT_PROFILE
+        if name == "auto":  # the semihosting build (a runner command line) is modelled by one profile only
+            name = (TUTORIAL_PROFILE if boot.args.embedded else
+                    SEMIHOSTING_PROFILE if boot.args.argv is not None else DEFAULT_PROFILE)
         self.profile_name = name
         self.profile = get_profile(name)
         self.msgs = self.profile["messages"]
@@ -104,19 +108,42 @@ class Runner(BundleCheck):
         self.argv = boot.args.argv if self.semi else None
         self.pte_addr = bool(self.profile.get("pte_addr_span")) and boot.args.model_from == "data"
         self.input_files = None  # [(path, bytes)] read by the semihosting main(), in argv order
+        self.server_mode = False  # --server_mode true: inferences on request from stdin (runner_server.py)
         self.file_alloc = None   # the semihosting runner's input_file_allocator
 
     # ------------------------------------------------------------------ helpers
-    def check(self, ok: bool, cond: str, message: str) -> None:
-        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort."""
+    def check(self, ok: bool, cond: str, message: str, why: str = "") -> None:
+        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort;
+        ``why`` is added to the reason the simulator reports (the trailer, the drop-in's error line), not to the
+        runner's own line."""
         if ok:
             return
         frame = sys._getframe(1)
         self.log.log("F", f"In function {frame.f_code.co_name}(), assert failed ({cond}): {message}", depth=1)
-        raise _Abort(message)
+        raise _Abort(f"{message} ({why})" if why else message)
+
+    def method_pool_hint(self, pool_size: int) -> None:
+        """What to do when the method pool cannot hold what loading the method needs (as the Ethos-U backend
+        says for the temp pool): a larger one, at least the planned memory and a margin for the method's
+        loaded objects (a few KiB for the corpus programs, ``method_allocator_loaded``)."""
+        planned = sum(getattr(self, "planned_sizes", ()))
+        need = planned + max(64 << 10, planned // 8)
+        unit, name = (1 << 20, "MiB") if need >= 1 << 20 else (1 << 10, "KiB")
+        self.bus.host_note(f"the method pool ({pool_size} bytes) is too small for this program: its planned memory "
+                           f"is {planned} bytes, plus what loading the method takes: give it a larger one, e.g. "
+                           f"-C firmware.pools.method.size={-(-need // unit)}{name} (fvp inspect shows the planned "
+                           f"memory)")
+
+    def checked(self, fn, *args):
+        """``fn(*args)`` under the runner's fatal checks: a failed ``ET_CHECK`` aborts the run."""
+        try:
+            return fn(*args)
+        except _Abort as e:
+            self.bus.abort(str(e))
 
     # ------------------------------------------------------------------ main
-    def main(self) -> int:
+    def main(self, until_ready: bool = False) -> int:
+        """``main()``; ``until_ready``: stop once the inputs are prepared (the session entry goes on from there)."""
         bus, boot = self.bus, self.boot
         self.perf.cpu_init()
         if self.driver is not None and not self.driver.init():
@@ -132,7 +159,8 @@ class Runner(BundleCheck):
             log.info(self.profile["pte_line"].format(addr=boot.model_address, magic=magic,
                                                      first=chr(head[0]) if head else "", size=boot.model_size))
             self.runner_init(image)
-            self.after_init()
+            if not until_ready:
+                self.after_init()
         except _Abort as e:
             bus.abort(str(e))
         return 0
@@ -174,7 +202,15 @@ class Runner(BundleCheck):
                     bus.exit(1)
             elif flag == "-o" and value is not None:
                 output = value
-            i += 2 if flag in ("-i", "-m", "-o") else 1
+            elif flag == "--server_mode":  # ExecuTorch main's semihosting server mode (runner_server.py)
+                if value is None:
+                    log.fatal(msgs["server_mode_missing"])
+                    bus.exit(1)
+                if value not in ("true", "false"):
+                    log.fatal(msgs["server_mode_invalid"].format(value=value))
+                    bus.exit(1)
+                self.server_mode = value == "true"
+            i += 2 if flag in ("-i", "-m", "-o", "--server_mode") else 1
         if output is None:
             log.fatal(msgs["missing_output"])
             bus.exit(1)
@@ -233,6 +269,7 @@ class Runner(BundleCheck):
             log.info(msgs["planned_fast_pool"].format(size=fast_pool.size))
         base_planned = used()
         buffers = []
+        self.planned_sizes = [s for i, s in enumerate(plan.memory_planned_buffer_sizes) if i != fast_index]
         for idx, size in enumerate(plan.memory_planned_buffer_sizes):
             log.info(prof["planned_line"].format(index=idx, mem_id=idx + 1, size=size))
             region = "SLOW_MEMORY_REGION"
@@ -245,6 +282,8 @@ class Runner(BundleCheck):
                 addr = self.fast_alloc.allocate(size, prof["planned_alignment"])
             else:
                 addr = self.method_alloc.allocate(size, prof["planned_alignment"])
+                if addr is None:
+                    self.method_pool_hint(pool.size)
             self.check(addr is not None, "buffer != nullptr",
                        f"Could not allocate memory for planned buffer with mem_id={idx + 1}, size {size} in {region}")
             buffers.append((addr, size))
@@ -274,9 +313,15 @@ class Runner(BundleCheck):
             load_ok = False
             log.info(msgs["load_failed"].format(name=plan.name, status=int(e.code)))
             self.load_status = e.code
+            self.load_why = str(e.message).splitlines()[0] if e.message else ""
+            if e.code == Error.OperatorMissing:
+                self.load_why += ": this runner has no kernel for it; fvp inspect lists what the program needs"
+            elif e.code == Error.MemoryAllocationFailed and "planned buffer" not in self.load_why:
+                self.method_pool_hint(pool.size)
         self.loaded = used() - base_loaded
         log.info(msgs["method_loaded"].format(name=plan.name))
-        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))))
+        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))),
+                   why=getattr(self, "load_why", ""))
 
         log.info(msgs["preparing_inputs"])
         base_input = used()
@@ -331,15 +376,16 @@ class Runner(BundleCheck):
             bus.work("memset_byte", t.nbytes)
             m.inputs_set[i] = True
 
-    def set_input_buffers(self) -> None:
+    def set_input_buffers(self, allocator=None) -> None:
         """``prepare_input_tensors`` of the semihosting runner: one file per input, read by ``main()``; a size
-        mismatch is logged and the loop goes on (the error is returned at the end)."""
+        mismatch is logged and the loop goes on (the error is returned at the end). The input EValue list comes
+        from ``allocator`` (the method allocator at start-up, the temp allocator in the server loop)."""
         m, msgs = self.method, self.msgs
         n = len(m.plan.inputs)
         if not (self.input_files and n == len(self.input_files)):
             log.error(msgs["wrong_inputs"])
             raise RuntimeFailure(Error.InvalidArgument, "input count")
-        m._alloc("EValue", n)
+        m._alloc("EValue", n, allocator)
         failed = False
         for i, (path, raw) in enumerate(self.input_files):
             t = m.input_tensor(i)
@@ -370,7 +416,7 @@ class Runner(BundleCheck):
         shape, laid out in the tensor's dim order."""
         if path.endswith(".npy"):
             try:
-                arr = np.load(io.BytesIO(data), allow_pickle=False)
+                arr = load_npy(data)
             except ValueError as e:
                 log.error(f"{path}: not a valid .npy file: {e}")
                 raise RuntimeFailure(Error.InvalidArgument, "npy") from None
@@ -404,10 +450,20 @@ class Runner(BundleCheck):
                 self.method.set_input_bytes(i, v.data(self.bundle.buffer))
 
     # ------------------------------------------------------------------ run
-    def after_init(self) -> None:
+    def after_init(self, model_ok: bool | None = None, steps=None) -> None:
+        """Run the model, then the profile's ``after_run`` steps; given ``model_ok`` (the session entry's end),
+        only the ``steps`` given."""
         prof, msgs = self.profile, self.msgs
-        model_ok = self.run_model()
-        for step in prof["after_run"]:
+        if model_ok is None:
+            steps = prof["after_run"]
+            if self.server_mode:  # the inferences and their outputs happen on request; then the same ending
+                from .runner_server import run_model_server
+
+                model_ok = run_model_server(self)  # it verifies and logs its own "Model run"
+                steps = [s for s in steps if s not in ("inferences_finished", "outputs", "verify", "model_run_run")]
+            else:
+                model_ok = self.run_model()
+        for step in steps:
             if step == "inferences_finished":
                 log.info(prof["run_lines"]["finished"].format(n=self.inferences))
             elif step == "model_executed":
@@ -609,3 +665,15 @@ def main(bus, boot: BootInfo) -> int:
         return Runner(bus, boot).main()
     finally:
         log.install(None)  # the runner's console ends with the run (a later run or tool must not log to it)
+
+
+def session(bus, boot: BootInfo):
+    """The session entry (``fvp.machine.resident``): the runner kept alive between the host's inferences, each
+    run as the semihosting server mode's loop runs one, with the inputs and outputs handed over in memory
+    instead of files (``runner_server.serve``)."""
+    from .runner_server import serve
+
+    try:
+        return (yield from serve(Runner(bus, boot)))
+    finally:
+        log.install(None)

@@ -61,15 +61,36 @@ class Simulator:
         whole = int(total)
         self._frac_cycles = total - whole
         if whole:
-            self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+            start = self.now_ps
+            try:
+                self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+            except SimulationStop as stop:
+                if stop.reason == "cycle_limit":  # the work stopped at the limit: only that much was done
+                    self.charged_cpu_cycles -= max(0, whole - self.cpu.ps_to_cycles(self.now_ps - start))
+                raise
 
     def advance_to(self, t_ps: int) -> None:
+        if self.cycle_limit is not None:  # a long piece of work stops at the limit, not at its own end
+            limit_ps = self.cpu.cycles_to_ps(self.cycle_limit + 1)
+            while self.cpu.ps_to_cycles(limit_ps) <= self.cycle_limit:  # rounding: the first time past the limit
+                limit_ps += 1
+            t_ps = min(t_ps, max(limit_ps, self.now_ps))
         while self._events and self._events[0][0] <= t_ps:
             when, _, fn = heapq.heappop(self._events)
             self.now_ps = max(self.now_ps, when)
             fn()
         self.now_ps = max(self.now_ps, t_ps)
         self.check_limits()
+
+    def idle_fraction(self) -> float:
+        """The part of a CPU cycle of work charged but not yet counted as a whole cycle."""
+        return self._frac_cycles
+
+    def idle_until(self, t_ps: int, fraction: float) -> None:
+        """The CPU waits, doing no work, until ``t_ps`` (events due by then fire); its unfinished cycle of
+        work is ``fraction`` afterwards. For a firmware that waits on the host (``fvp.machine.resident``)."""
+        self.advance_to(t_ps)
+        self._frac_cycles = fraction
 
     def check_limits(self) -> None:
         if self.cycle_limit is not None and self.cpu_cycles > self.cycle_limit:

@@ -3,6 +3,7 @@
 ``fvp`` never imports ``firmware`` statically: the board names a registered image (``fvp.boards.firmware_registry``:
 the names a board may use), and this module imports the module that name points at, once per process, and
 hands out what the host needs of it: ``main(bus, boot_info)`` (the entry the machine runs), and optionally
+``session(bus, boot_info)`` (the runner kept alive between inferences: ``fvp.Session``, ``fvp.machine.resident``),
 ``check_config(boot_info)`` (problems with its own configuration), ``default_image(variant)`` (the program baked
 into the image for the board's NPU configuration, used when no model is given) and
 ``ethosu_command_streams(image)`` (the firmware's program reader, for ``fvp disasm``) and
@@ -32,6 +33,13 @@ class FirmwareImage:
         if not callable(fn):
             raise ConfigError(f"firmware.entry: firmware image {self.name!r} ({self.target}) has no function {func!r}")
         return fn
+
+    @property
+    def session(self):
+        """The session entry (``session(bus, boot_info)``, a generator: ``fvp.machine.resident``'s protocol), or
+        None when the image has none."""
+        fn = getattr(self.module, "session", None)
+        return fn if callable(fn) else None
 
     def check_config(self, boot_info) -> list[str]:
         """The image's own verdict on its configuration (allocator, runtime, options): problems, one line each."""
@@ -75,6 +83,16 @@ def default_image(spec) -> tuple[bytes, str]:
     if fn is None:
         raise ConfigError(f"firmware.entry: {spec.firmware.entry!r} has no built-in program; give a MODEL")
     return fn(spec.npu.variant if spec.npu is not None else None)
+
+
+def check_program(spec, image: bytes, name: str, inputs: int = 0) -> None:
+    """``ConfigError`` (one line naming ``name``, exit status 2) when the loader of the firmware image the board
+    ``spec`` names refuses ``image`` (its ``check_program``; also more ``inputs`` files than the program takes),
+    before anything runs; nothing when it takes it or the image cannot say."""
+    fn = getattr(firmware_module(spec), "check_program", None)
+    why = fn(image, inputs) if fn is not None else None
+    if why:
+        raise ConfigError(f"{name}: {why}")
 
 
 def inspect_program(spec, image: bytes, name: str) -> dict:

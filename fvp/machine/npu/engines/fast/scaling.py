@@ -121,8 +121,9 @@ def mul_round_shift(v, m, s, mode):
 @njit
 def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind, lut, lut_signed, out_lo, out_hi,
                         out):
-    """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating
-    (``lut`` holds the table entries as int64: 256 values, or 512 packed 32-bit words)."""
+    """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating,
+    3 16-bit interpolating with the fraction bits kept (``lut`` holds the table entries as int64: 256 values, or
+    512 packed 32-bit words)."""
     n, c = value.shape
     for i in range(n):
         for j in range(c):
@@ -145,7 +146,7 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                 idx = y + 128 if lut_signed else y
                 idx = min(max(idx, 0), lut.shape[0] - 1)
                 y = lut[idx]
-            elif lut_kind == 2:
+            elif lut_kind >= 2:
                 u = y + 32768 if lut_signed else y
                 u = min(max(u, 0), 65535)
                 idx = u >> 7
@@ -157,7 +158,9 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                 slope = (word >> 16) & 0xFFFF
                 if slope >= 0x8000:
                     slope -= 0x10000
-                y = ((base << 7) + slope * frac + 64) >> 7
+                y = (base << 7) + slope * frac
+                if lut_kind == 2:
+                    y = (y + 64) >> 7
             if y < out_lo:
                 y = out_lo
             elif y > out_hi:
@@ -197,7 +200,7 @@ def _lut_table(op, lut):
         else:
             tab = lut[:1024].view("<i4" if ofm.signed else "<u4")
         return 1, tab.astype(np.int64), signed
-    return 2, lut[:2048].view("<u4").astype(np.int64), signed
+    return 3 if act.fraction_kept else 2, lut[:2048].view("<u4").astype(np.int64), signed
 
 
 def _lut_np(y, kind, tab, lut_signed):
@@ -211,13 +214,14 @@ def _lut_np(y, kind, tab, lut_signed):
     base = base - ((base & 0x8000) << 1)
     slope = (word >> 16) & 0xFFFF
     slope = slope - ((slope & 0x8000) << 1)
-    return ((base << 7) + slope * (u & 0x7F) + 64) >> 7
+    y = (base << 7) + slope * (u & 0x7F)
+    return y if kind == 3 else (y + 64) >> 7
 
 
 def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
     """The output stage with a built-in TANH/SIGMOID: the scaling (+ zero point) by the kernel or numpy, unclamped
     and saturated only at +-2**62, then the reference's shared :func:`reference.builtin_output`."""
-    zp = np.int64(op.ofm.zero_point)
+    zp = np.int64(op.output_zero_point)
     if small(v2):
         y = mul_round_shift_np(v2, m, s, op.ofm_round_mode) + zp
     else:
@@ -253,7 +257,7 @@ def branch_free_stage(op, m, s, c):
         return None
     rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
     rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
-    return m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
+    return m, rnd, rnd_dbl, s, np.int64(op.output_zero_point), np.int64(lo), np.int64(hi)
 
 
 _stage_memo = IdentityMemo()  # (op; mult, shift, c) -> the requantize kernel's parameters or None
@@ -271,6 +275,36 @@ def _stage_params(op, mult: int, shift: int, c: int):
     return params
 
 
+_numpy_memo = IdentityMemo()  # (op; c) -> (multiplier, shift, the numpy common case's parameters or None)
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if is_scalar(a) or is_scalar(b):
+        return is_scalar(a) and is_scalar(b) and int(a) == int(b)
+    return np.array_equal(a, b)
+
+
+def _numpy_params(op, mult, shift, c: int):
+    """``(m, rnd, rnd_dbl, s, zp, lo, hi)`` of the numpy path's common case, the branch-free stage of
+    :func:`requantize_kernel` (no table, NATURAL or DBL rounding, shifts 0..62, a non-empty clamp range;
+    ``rnd_dbl`` None when no shift is above 31) for this operation, or None; computed once per operation object
+    for its multiplier and shift (checked to be the ones it was computed for: a replay passes equal ones)."""
+    hit = _numpy_memo.get((op,), (c,))
+    if hit is not MISS and _same(hit[0], mult) and _same(hit[1], shift):
+        return hit[2]
+    params = None
+    if op.activation.table is None:
+        stage = branch_free_stage(op, per_channel(mult, c), per_channel(shift, c), c)
+        if stage is not None:
+            m, rnd, rnd_dbl, s, zp, lo, hi = stage
+            params = (m, rnd, rnd_dbl if rnd_dbl.any() else None, s, zp, lo, hi)
+    keep = (lambda v: v if is_scalar(v) else np.array(v, copy=True))  # the values, not an array that may change
+    _numpy_memo.put((op,), (keep(mult), keep(shift), params), (c,))
+    return params
+
+
 def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     """Same contract as :func:`reference.output_stage`; ``value`` is int64 (..., C)."""
     value = np.ascontiguousarray(value, dtype=np.int64)
@@ -285,6 +319,21 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             out = np.empty_like(v2)
             requantize_kernel(v2, *p, out)
             return out.reshape(shape)
+    if numpy_only and v2.size and op.activation.table is None:
+        p = _numpy_params(op, mult, shift, c)
+        if p is not None and max(int(v2.max()), -int(v2.min())) < (1 << 30):
+            # requantize_kernel's branch-free stage in numpy, its parameters kept per operation: |v| < 2**30 and
+            # m < 2**32 keep v * m + R below 2**63
+            m, rnd, rnd_dbl, s, zp, lo, hi = p
+            y = v2 * m
+            y += rnd
+            if rnd_dbl is not None:  # DBL above shift 31: 2**30 more with the sign of v
+                y += np.where(v2 < 0, -rnd_dbl, rnd_dbl)
+            y >>= s
+            y += zp
+            np.maximum(y, lo, out=y)
+            np.minimum(y, hi, out=y)
+            return y.reshape(shape)
     # writeable C copies: the kernels are then compiled for one signature (not once more for read-only arrays)
     m = per_channel(mult, c)
     s = per_channel(shift, c)
@@ -303,7 +352,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             y = v2 * m
             y += np.where(s > 0, np.int64(1) << np.maximum(s - 1, 0), 0)
             y >>= s
-            y += np.int64(ofm.zero_point)
+            y += np.int64(op.output_zero_point)
             if rng is not None:
                 lo, hi = max(lo, int(rng[0])), min(hi, int(rng[1]))
                 if lo > hi:  # the activation clamp, then the type's range
@@ -311,7 +360,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
                     return y.reshape(shape)
             np.clip(y, lo, hi, out=y)
             return y.reshape(shape)
-        y = mul_round_shift_np(v2, m, s, mode) + np.int64(ofm.zero_point)
+        y = mul_round_shift_np(v2, m, s, mode) + np.int64(op.output_zero_point)
         if rng is not None:
             y = np.clip(y, rng[0], rng[1])
         if kind:
@@ -328,9 +377,9 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
             rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
             # clamping to [lo, hi] then saturating to the OFM type is one clamp to the intersection
-            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi), out)
+            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(op.output_zero_point), np.int64(lo), np.int64(hi), out)
             return out.reshape(shape)
-    output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(ofm.zero_point), rng is not None,
+    output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(op.output_zero_point), rng is not None,
                         np.int64(rng[0] if rng else 0), np.int64(rng[1] if rng else 0), kind, tab, lut_signed,
                         np.int64(ofm.min_value), np.int64(ofm.max_value), out)
     return out.reshape(shape)
