@@ -110,3 +110,34 @@ def test_boards_carry_the_fvp_adapters():
     with pytest.raises(ConfigError, match="bwcap"):
         load_board("corstone-300-ethos-u55-128",
                    ["system_configs.Ethos_U55_High_End_Embedded.timing_adapters.Shared_Sram.axi1.bwcap=-1"])
+
+
+def _board_npu(board):
+    import io
+
+    from fvp.machine.platform import Platform
+
+    p = Platform(load_board(board), out=io.StringIO(), quiet_guest=True)
+    return p, next(d for d in p.devices.values() if hasattr(d, "axi_bursts"))
+
+
+@pytest.mark.parametrize("board, pending", [("corstone-300-ethos-u55-128", (32, 16)),
+                                            ("corstone-300-ethos-u65-256", (64, 32))])
+def test_device_axi_limits_from_the_driver(board, pending):
+    from firmware.drivers.ethosu import driver_for
+    from hwdesc.ethosu import MMIO as R
+
+    p, npu = _board_npu(board)
+    spec = p.boot_info.npu
+    cls, build = driver_for(load_board(board).npu.variant)
+    drv = cls(p.port, spec.base, qconfig=spec.qconfig, regioncfg=spec.regioncfg, **build)
+    assert drv.init()
+    # the core driver's defaults (ethosu_config_u55.h / _u65.h): 64-byte bursts on both ports
+    assert npu.axi_bursts() == ((64, *pending), (64, *pending))
+    # AXI_LIMIT3 (memory type 3: REGIONCFG's region 0 in Shared_Sram, on AXI1) with 128-byte bursts; AXI_LIMIT2
+    # is no region's type, so it does not count
+    value = R.AXI_LIMIT.pack(max_beats=1, memtype=0, max_outstanding_read_m1=3, max_outstanding_write_m1=1)
+    p.port.write32(spec.base + R.AXI_LIMIT.at(2), value)
+    assert npu.axi_bursts()[1] == (64, *pending)
+    p.port.write32(spec.base + R.AXI_LIMIT.at(3), value)
+    assert npu.axi_bursts()[1] == (128, 4, 2)
