@@ -351,17 +351,20 @@ MEMORY_TIMING = Section({
 NPU_CLOCK_HZ = 500_000_000
 CPU_CLOCK_HZ = 32_000_000
 
-# the registers of one Ethos-U timing adapter (MLEK docs/sections/timing_adapters.md), as the firmware programs them
-_TA_COUNT = uint(65535, what="a count")
+# the registers of one Ethos-U timing adapter (MLEK docs/sections/timing_adapters.md and ta_config_*.cmake: 6-bit
+# pending counts, 12-bit latencies, 16-bit pulse lengths and cap), as the firmware programs them
+_TA_PENDING = uint(63, what="a pending-transaction count")
+_TA_LATENCY = uint(4095, what="a latency")
+_TA_CYCLES = uint(65535, what="a cycle or word count")
 TIMING_ADAPTER = Section({
-    "maxr": Key(_TA_COUNT, "pending reads allowed (0: no limit)", 0),
-    "maxw": Key(_TA_COUNT, "pending writes allowed (0: no limit)", 0),
-    "maxrw": Key(_TA_COUNT, "pending reads and writes allowed (0: no limit)", 0),
-    "rlatency": Key(_TA_COUNT, "cycles from a read address to its first data", 0),
-    "wlatency": Key(_TA_COUNT, "cycles from a write's last data to its response", 0),
-    "pulse_on": Key(_TA_COUNT, "cycles of a pulse period in which addresses are let through", 0),
-    "pulse_off": Key(_TA_COUNT, "cycles of a pulse period in which addresses are blocked", 0),
-    "bwcap": Key(_TA_COUNT, "64-bit words per pulse period, counted per transaction (0: no cap)", 0),
+    "maxr": Key(_TA_PENDING, "pending reads allowed (0: no limit)", 0),
+    "maxw": Key(_TA_PENDING, "pending writes allowed (0: no limit)", 0),
+    "maxrw": Key(_TA_PENDING, "pending reads and writes allowed (0: no limit)", 0),
+    "rlatency": Key(_TA_LATENCY, "cycles from a read address to its first data", 0),
+    "wlatency": Key(_TA_LATENCY, "cycles from a write's last data to its response", 0),
+    "pulse_on": Key(_TA_CYCLES, "cycles of a pulse period in which addresses are let through", 0),
+    "pulse_off": Key(_TA_CYCLES, "cycles of a pulse period in which addresses are blocked", 0),
+    "bwcap": Key(_TA_CYCLES, "64-bit words per pulse period, counted per transaction (0: no cap)", 0),
     "description": _DESCRIPTION,
 }, "one timing adapter's settings")
 

@@ -141,3 +141,9 @@ def test_device_axi_limits_from_the_driver(board, pending):
     assert npu.axi_bursts()[1] == (64, *pending)
     p.port.write32(spec.base + R.AXI_LIMIT.at(3), value)
     assert npu.axi_bursts()[1] == (128, 4, 2)
+
+
+def test_an_adapter_that_blocks_every_address_is_refused():
+    with pytest.raises(ConfigError, match="pulse_on 0 with pulse_off 80 lets no address through"):
+        load_board("corstone-300-ethos-u55-128",
+                   ["system_configs.Ethos_U55_High_End_Embedded.timing_adapters.Shared_Sram.axi1.pulse_on=0"])
