@@ -62,7 +62,10 @@ PUBLISHED = {
         "fvp": {"active": 413_814, "idle": 358, "total": 414_172,
                 "axi0_rd": 132_130, "axi0_wr": 48_252, "axi1_rd": 17_544},
         "vela51": {"npu": 415_689, "total": 417_771},
-        "sha256": ("c1feed3af5dac44de7477fb4161670ba18a3fc06039e4a14da41b1c4dd454cb4",),
+        # the ML-zoo file, and MLEK's own Vela output for U55-128 (Arm-Examples/cmsis-mlek
+        # template/audio/kws/src/kws_micronet_m_vela_H128.tflite.cpp's array)
+        "sha256": ("c1feed3af5dac44de7477fb4161670ba18a3fc06039e4a14da41b1c4dd454cb4",
+                   "4588354334d8d57b9d678a0c1cb10e3f90701b78f1c0f3331d00744992dff037"),
     },
     "ad_medium_int8": {
         "what": "Anomaly detection MicroNet-M (MLEK ad), ML-zoo 7c32b097 int8",
