@@ -75,6 +75,14 @@ class TimingModel:
                              max(int(mem.burst_length), 1), bw))
         return out
 
+    def port_rates(self) -> dict:
+        """Per port (bytes per cycle read, written, read latency, write latency, ``TA0``/``TA1`` when the FVP's
+        timing adapter sets them, else ``""``): what the profile reports."""
+        tas = self.timing_adapters()
+        return {p.index: (p.bw, p.write_bw or p.bw, p.read_latency, p.write_latency,
+                          f"TA{p.index}" if getattr(tas, f"axi{p.index}", None) is not None else "")
+                for p in self.ports}
+
     def memory_of(self, port: int):
         """The system config's timing spec of the memory behind AXI ``port`` (``None`` without one)."""
         sc = self.system_config
