@@ -1,0 +1,106 @@
+"""QEMU's two other control channels: the qtest protocol (memory and interrupt lines) and QMP (the clock).
+
+qtest (``softmmu/qtest.c``): text lines, answered ``OK ...`` or ``FAIL ...``. ``b64read ADDR SIZE`` /
+``b64write ADDR SIZE DATA`` move memory through the CPU's address space with unspecified transaction attributes
+(which the SSE-300's memory protection controllers treat as secure, so every RAM is reachable; a ROM ignores
+writes), in one request whatever the size; ``set_irq_in PATH NAME N LEVEL`` drives a GPIO input, here an
+expansion interrupt of the SSE-300. It runs beside the TCG accelerator when the qtest server is created as an
+object (``-object qtest``) rather than with ``-qtest`` (which selects the qtest accelerator).
+
+QMP (``qapi/replay.json``): ``query-replay`` answers the instruction counter (``icount``: instructions executed
+since reset; with ``-icount`` it counts without record/replay), ``human-monitor-command`` runs ``info cpus``
+(which says whether the CPU is halted in WFI), ``quit``. Asynchronous events (STOP, RESUME) are read and dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+
+from .rsp import ProtocolError
+
+
+class _Lines:
+    def __init__(self, sock: socket.socket, what: str):
+        self.sock = sock
+        self.what = what
+        self._buf = bytearray()
+
+    def send(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise ProtocolError(f"QEMU's {self.what} connection failed: {e}") from None
+
+    def line(self) -> bytes:
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                out = bytes(self._buf[:i])
+                del self._buf[:i + 1]
+                return out
+            try:
+                data = self.sock.recv(1 << 20)
+            except OSError as e:
+                raise ProtocolError(f"QEMU's {self.what} connection failed: {e}") from None
+            if not data:
+                raise ProtocolError(f"QEMU closed its {self.what} connection")
+            self._buf += data
+
+
+class QTest:
+    def __init__(self, sock: socket.socket):
+        self._io = _Lines(sock, "qtest")
+
+    def _call(self, line: str) -> str:
+        self._io.send(line.encode() + b"\n")
+        while True:
+            reply = self._io.line().decode("ascii", "replace")
+            if reply.startswith("IRQ"):  # intercepted interrupt lines (never asked for here)
+                continue
+            if not reply.startswith("OK"):
+                raise ProtocolError(f"qtest refused {line[:60]!r}: {reply[:80]}")
+            return reply[3:]
+
+    def read(self, address: int, size: int) -> bytes:
+        if size <= 0:
+            return b""
+        return base64.b64decode(self._call(f"b64read 0x{address:x} 0x{size:x}"))
+
+    def write(self, address: int, data) -> None:
+        if len(data):
+            self._call(f"b64write 0x{address:x} 0x{len(data):x} {base64.b64encode(bytes(data)).decode()}")
+
+    def set_irq(self, path: str, name: str, n: int, level: int) -> None:
+        self._call(f"set_irq_in {path} {name} {n} {level}")
+
+
+class Qmp:
+    def __init__(self, sock: socket.socket):
+        self._io = _Lines(sock, "QMP")
+        self._io.line()  # the greeting
+        self.call("qmp_capabilities")
+
+    def send(self, command: str, **arguments) -> None:
+        self._io.send(json.dumps({"execute": command, "arguments": arguments}).encode() + b"\n")
+
+    def reply(self):
+        while True:
+            msg = json.loads(self._io.line())
+            if "event" in msg:
+                continue
+            if "error" in msg:
+                raise ProtocolError(f"QMP: {msg['error'].get('desc', msg['error'])}")
+            return msg.get("return")
+
+    def call(self, command: str, **arguments):
+        self.send(command, **arguments)
+        return self.reply()
+
+    def icount(self) -> int:
+        return int(self.call("query-replay")["icount"])
+
+    def halted(self) -> bool:
+        """Whether the CPU sleeps (WFI) or stopped for good (HMP ``info cpus``)."""
+        return "(halted)" in self.call("human-monitor-command", **{"command-line": "info cpus"})
