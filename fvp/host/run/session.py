@@ -109,6 +109,12 @@ def trailer_lines(reason: str, message: str, t_ns: int) -> list[str]:
         return ["", f"{stopping}the firmware returned without signalling the end (no EOT)."]
     if reason == "hard_fault":
         return [f"Hard fault: {message}", f"{stopping}the CPU took a hard fault at {t_ns} ns."]
+    if reason == "lockup":  # the application's code on QEMU: a fault the CPU could not take
+        return [f"Hard fault: {message}", f"{stopping}the CPU locked up at {t_ns} ns."]
+    if reason == "reset":
+        return ["", f"{stopping}{message}."]
+    if reason == "qemu":
+        return [f"[critical] {message}"]
     if reason == "abort":
         return ["", f"{stopping}the application aborted{': ' + message if message else ''}."]
     if reason == "deadlock":

@@ -28,14 +28,12 @@ event's time falls on (a firmware waiting in WFI/WFE, as drivers do, sees no dif
 
 from __future__ import annotations
 
-from hwdesc.cortex_m55 import FAULT_EXCEPTIONS
-
 from ...errors import BusFault, SimulationStop
 from . import an547, faults, thumb
 from .rsp import ProtocolError
 
 POLL_S = 0.05  # how often, while QEMU runs without stopping, the UART, the limits and a halted CPU are looked at
-HALT_CHECKS = 2  # a CPU found halted this many polls in a row with nothing to wake it is deadlocked
+HALT_CHECKS = 3  # a CPU found idle this many polls in a row after a WFI with nothing to wake it is deadlocked
 TIMED_SEMIHOSTING = {0x10, 0x11, 0x18, 0x20, 0x30}  # SYS_CLOCK, SYS_TIME, SYS_EXIT(_EXTENDED), SYS_ELAPSED
 
 
@@ -65,15 +63,18 @@ class Bridge:
         self.code: dict = {}  # pc -> (hw1, hw2): the instruction cache of trapped accesses
         self.stops = {"access": 0, "semihosting": 0, "sleep": 0, "other": 0}
         self._pending_ok = 0
-        self._stepping: int | None = None  # a site whose original instruction is being stepped
+        self._stepping: int | None = None  # a WFI being executed for real (its breakpoint removed)
         self._uart_done = False
+        self._vcpu: int | None = None
+        self._idle_mark = None
 
     # ---------------------------------------------------------------- running
     def run(self) -> int:
-        words = sorted({s.word for s in self.sites.values()})
+        words = sorted({s.word for s in self.sites.values() if s.word is not None})
         packets = [b"Z3,%x,4" % w for w in words]
         packets += [b"Z4,%x,%x" % (a, b - a) for a, b in self.windows]
-        packets += [b"Z0,%x,2" % a for a in sorted(self.handlers)]
+        packets += [b"Z0,%x,2" % a for a in sorted(set(self.handlers) | {a for a, s in self.sites.items()
+                                                                        if s.word is None})]
         for i in range(0, len(packets), 64):
             self.gdb.expect_ok(*packets[i:i + 64])
         self.gdb.send(b"c")
@@ -123,14 +124,24 @@ class Bridge:
             if self.sim.cycle_limit is not None and self._cycles(self.qmp.icount()) > self.sim.cycle_limit:
                 self._interrupt()
                 raise SimulationStop("cycle_limit")
-            if self._stepping is not None and self.sites[self._stepping].kind == "wfi" and not self.sim.has_events:
-                halted = halted + 1 if self.qmp.halted() else 0
+            if self._stepping is not None and not self.sim.has_events:
+                halted = halted + 1 if self._idle() else 0
                 if halted >= HALT_CHECKS:
                     pc = self._stepping
                     self._interrupt()
                     self._stop_for_fault_or(SimulationStop(
                         "deadlock", f"the CPU waits for an interrupt (WFI at 0x{pc:08x}) but no device has an "
                                     f"event pending"))
+
+    def _idle(self) -> bool:
+        """Whether QEMU's CPU has done nothing since the last look: its host thread used no CPU time (Linux) and
+        its instruction count stayed (a CPU asleep in WFI that nothing wakes; a running one uses CPU time)."""
+        if self._vcpu is None:
+            self._vcpu = self.qmp.vcpu_thread() or 0
+        ticks = self.proc.thread_cpu_ticks(self._vcpu) if self._vcpu else None
+        mark = (ticks, self.qmp.icount())
+        idle, self._idle_mark = mark == self._idle_mark, mark
+        return idle
 
     def _interrupt(self) -> None:
         """Stop QEMU's CPU (0x03) and take the clock where it stopped."""
@@ -198,20 +209,21 @@ class Bridge:
     # ---------------------------------------------------------------- stops
     def _dispatch(self, stop: bytes, regs: list[int]) -> None:
         pc = regs[thumb.PC]
-        if self._stepping is not None:  # the original instruction ran: the site's replacement goes back
-            site = self.sites[self._stepping]
-            self.memory.gdb.write_memory(self._stepping, bytes(
-                b"\x00\x48" if site.size == 2 else b"\xdf\xf8\x00\x00"))
+        if self._stepping is not None:  # the WFI executed for real and the CPU woke: its breakpoint goes back
+            self.gdb.expect_ok(b"Z0,%x,2" % self._stepping)
             self._stepping = None
-        if pc in self.handlers:
+        watch = b"watch:" in stop
+        if pc in self.handlers and not watch:
             exception = self.handlers[pc]
             self._clock()
             self._record_fault(exception, regs)
-            self.gdb.expect_ok(*(b"z0,%x,2" % a for a in sorted(self.handlers)))  # the first fault is the one
-            self.handlers = {}
+            self.gdb.expect_ok(*(b"z0,%x,2" % a for a in sorted(self.handlers) if a not in self.sites))
+            self.handlers = {}  # the first fault is the one described
+            if pc in self.sites:  # the handler starts with a site (B .): that is what happens next
+                return self._dispatch(b"T05", regs)
             return self._resume({})
         site = self.sites.get(pc)
-        if site is not None and b"watch:" in stop:
+        if site is not None and watch == (site.word is not None):
             if site.kind == "semihosting":
                 self.stops["semihosting"] += 1
                 if regs[0] in TIMED_SEMIHOSTING:
@@ -221,7 +233,7 @@ class Bridge:
             self.stops["sleep"] += 1
             self._clock()
             return self._sleep(site, regs)
-        if b"watch:" in stop:
+        if watch:
             self.stops["access"] += 1
             self._clock()
             return self._resume(self._access(regs))
@@ -249,11 +261,12 @@ class Bridge:
             self._stop_for_fault_or(None)
         if site.kind == "wfe":  # nothing to wait for: QEMU's WFE does not sleep either
             return self._resume(self._skip(regs, site.size, {}))
-        self.memory.gdb.write_memory(pc, site.original)
-        if site.kind == "wfi":  # QEMU's own interrupts may still wake it: execute it for real and watch
-            self._stepping = pc
-            return self._resume({}, step=True)
+        if site.kind == "wfi":  # QEMU's own interrupts may still wake it: execute it for real (its breakpoint
+            self._stepping = pc  # out of the way until the next stop: QEMU's single step passes over a WFI)
+            self.gdb.expect_ok(b"z0,%x,2" % pc)
+            return self._resume({})
         # B . with nothing to wait for: an endless loop; it spins until --timelimit, as on the FVP
+        self.gdb.expect_ok(b"z0,%x,2" % pc)
         del self.sites[pc]
         self._resume({})
 
@@ -267,8 +280,7 @@ class Bridge:
         except ProtocolError:
             fsr, pc = {"CFSR": 0, "HFSR": 0, "MMFAR": 0, "BFAR": 0}, None
         self.fault = faults.describe(exception, fsr, pc)
-        self.platform.say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] {FAULT_EXCEPTIONS.get(exception)}: "
-                          f"{self.fault}")
+        self.platform.say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] {self.fault}")
 
     def _stop_for_fault_or(self, stop: SimulationStop | None) -> None:
         if self.fault is not None:

@@ -71,14 +71,21 @@ class Elf32:
     def segment_data(self, p: Segment) -> bytes:
         return self._bytes(p.offset, p.filesz)
 
+    def bytes_at(self, address: int, size: int) -> bytes | None:
+        """The file bytes of ``[address, address + size)`` in an allocated section, or None."""
+        for s in self.sections:
+            if s.flags & SHF_ALLOC and s.type != SHT_NOBITS and s.addr <= address and address + size <= s.addr + s.size:
+                return self._bytes(s.offset + address - s.addr, size)
+        return None
+
     def in_segment(self, s: Section, p: Segment) -> bool:
         """Whether section ``s`` is part of segment ``p`` (by address; by file offset too when it has bytes)."""
         if not (p.vaddr <= s.addr and s.addr + s.size <= p.vaddr + p.memsz):
             return False
         return s.type == SHT_NOBITS or (p.offset <= s.offset and s.offset + s.size <= p.offset + p.filesz)
 
-    def symbols(self, names) -> dict:
-        """The values of the named symbols (those the symbol table has)."""
+    def symbols(self, names, sizes: bool = False) -> dict:
+        """The values (with ``sizes``: ``(value, size)``) of the named symbols the symbol table has."""
         want = {n.encode() for n in names}
         out = {}
         for tab in (s for s in self.sections if s.type == SHT_SYMTAB):
@@ -99,7 +106,8 @@ class Elf32:
             for off, name in offsets.items():
                 hit = np.flatnonzero(syms["name"] == off)
                 if hit.size:
-                    out[name] = int(syms["value"][hit[0]])
+                    value = int(syms["value"][hit[0]])
+                    out[name] = (value, int(syms["size"][hit[0]])) if sizes else value
         return out
 
 

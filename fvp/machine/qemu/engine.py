@@ -86,8 +86,7 @@ class QemuEngine:
                 self._check_write(address, len(data))
                 memory.write(address, data)
             self._reset(gdb, memory)
-            memory.sites = self.image.sites
-            memory._starts = sorted(memory.sites)
+            memory.set_sites(self.image.sites)
             sim = platform.sim
             semihosting = Semihosting(memory, cwd=self.options.cwd, cmdline=self.options.cmdline,
                                       heapinfo=self.options.heapinfo, cpu_hz=spec.cpu.clock_hz,

@@ -23,7 +23,13 @@ class GuestMemory:
         self.gdb = gdb
         self.qtest = qtest
         self.ddr = ddr_map
-        self.sites = sites or {}
+        self.sites = {}
+        self._starts = []
+        self.set_sites(sites or {})
+
+    def set_sites(self, sites: dict) -> None:
+        """The replaced instructions (``image.Site`` by address), whose original bytes reads return."""
+        self.sites = {a: s for a, s in sites.items() if s.word is not None}
         self._starts = sorted(self.sites)
 
     def read(self, address: int, size: int) -> bytes:

@@ -11,15 +11,15 @@ memory maps, and the instructions the bridge must see executed.
   ``mps3-an547`` (``an547``) and of the board; one line per range that does not, naming both maps.
 - The sites: the halfword-aligned addresses in executable sections of the semihosting trap (``BKPT 0xAB``), of WFI
   and WFE (the CPU would sleep: simulated time must jump to the next event) and of a branch to itself (``B .``: an
-  endless loop, the usual end of ``_exit`` and of a default fault handler). QEMU is to stop before each. A
-  breakpoint would do, but QEMU's GDB stub empties its whole translation cache at every breakpoint stop (and a
-  runner makes hundreds of semihosting calls); a watchpoint stop does not. So each site's instruction is replaced
-  in the loaded bytes (at its load address, so a start-up copy carries the replacement) by a PC-relative load of
-  the same size (``LDR r0, [PC, #0]``, T1 ``0x4800`` or T2 ``0xF8DF 0x0000``), and a read watchpoint is put on
-  the word it would load: QEMU stops before that load with the PC on the site, and the bridge does what the
-  original instruction does. The original bytes are kept (``Site.original``) for when it must really run. A
-  data word that merely looks like a site gets a replacement nobody executes; one that is read as data (a
-  literal pool) reads the replacement (a documented limit; code that checksums itself would see it too).
+  endless loop, the usual end of ``_exit`` and of a default fault handler). QEMU is to stop before each: on a
+  breakpoint, except at a semihosting trap. QEMU's GDB stub empties its whole translation cache at every
+  breakpoint stop (a watchpoint stop does not), and a runner makes hundreds of semihosting calls: so each
+  ``BKPT 0xAB`` is replaced in the loaded bytes (at its load address, so a start-up copy carries the replacement)
+  by a PC-relative load of the same size (``LDR r0, [PC, #0]``, T1 ``0x4800``), and a read watchpoint is put on
+  the word it would load: QEMU stops before that load with the PC on the site, and the bridge serves the call. The
+  original bytes are kept (``Site.original``; the bridge's memory reads return them). A data word that merely
+  looks like a site gets a replacement nobody executes; the watched word may be a literal-pool word, whose loads
+  then stop too (the bridge performs them) and code that checksums itself would see the replacement.
 - ``has_code``: an executable section holds code (``fvp elf`` output holds none).
 """
 
@@ -52,7 +52,7 @@ class Site:
     kind: str  # semihosting, wfi, wfe, loop
     size: int  # bytes of the instruction
     original: bytes
-    word: int  # the word the replacing load reads (its watchpoint)
+    word: int | None  # the word the replacing load reads (its watchpoint); None: not replaced (a breakpoint)
 
 
 @dataclass
@@ -155,6 +155,9 @@ def _scan(data: bytes, base: int):
 
 
 def _patch(img: LoadImage, addr: int, load_addr: int, kind: str, size: int, original: bytes) -> None:
+    if kind != "semihosting":
+        img.sites[addr] = Site(kind, size, bytes(original), None)
+        return
     for base, chunk, _ in img.chunks:
         off = load_addr - base
         if 0 <= off and off + size <= len(chunk):

@@ -8,8 +8,7 @@ expansion interrupt of the SSE-300. It runs beside the TCG accelerator when the 
 object (``-object qtest``) rather than with ``-qtest`` (which selects the qtest accelerator).
 
 QMP (``qapi/replay.json``): ``query-replay`` answers the instruction counter (``icount``: instructions executed
-since reset; with ``-icount`` it counts without record/replay), ``human-monitor-command`` runs ``info cpus``
-(which says whether the CPU is halted in WFI), ``quit``. Asynchronous events (STOP, RESUME) are read and dropped.
+since reset; with ``-icount`` it counts without record/replay), (the CPU's host thread: idle while the CPU sleeps in WFI), ``quit``. Asynchronous events (STOP, RESUME) are read and dropped.
 """
 
 from __future__ import annotations
@@ -101,6 +100,7 @@ class Qmp:
     def icount(self) -> int:
         return int(self.call("query-replay")["icount"])
 
-    def halted(self) -> bool:
-        """Whether the CPU sleeps (WFI) or stopped for good (HMP ``info cpus``)."""
-        return "(halted)" in self.call("human-monitor-command", **{"command-line": "info cpus"})
+    def vcpu_thread(self) -> int | None:
+        """The host thread that runs the CPU (``query-cpus-fast``), or None."""
+        cpus = self.call("query-cpus-fast") or []
+        return int(cpus[0]["thread-id"]) if cpus and "thread-id" in cpus[0] else None

@@ -190,6 +190,15 @@ class QemuProcess:
         start = max(0, size - STDERR_LIMIT)
         return os.pread(self.stderr_fd, size - start, start).decode("utf-8", "replace")
 
+    def thread_cpu_ticks(self, tid: int) -> int | None:
+        """CPU time (clock ticks) QEMU's thread ``tid`` has used so far (Linux ``/proc``), or None."""
+        try:
+            with open(f"/proc/{self.proc.pid}/task/{tid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])  # utime, stime (the 14th and 15th fields)
+        except (OSError, IndexError, ValueError):
+            return None
+
     def exited(self) -> int | None:
         return self.proc.poll() if self.proc is not None else 0
 

@@ -7,13 +7,16 @@ register, the IT state, the PC past it. Encodings (Armv8-M Architecture Referenc
 instruction set encoding", the load/store tables):
 
 - 16-bit: LDR/STR(B,H) with a 5-bit immediate, with a register offset (incl. LDRSB/LDRSH), SP-relative LDR/STR,
-  LDM/STM (IA, writeback);
+  LDR (literal), LDM/STM (IA, writeback);
 - 32-bit: the single loads and stores (``0xF8xx``/``0xF9xx``: 12-bit immediate, 8-bit immediate with P/U/W
-  pre/post-indexing and writeback, register offset shifted by 0-3, the unprivileged ``LDRT``/``STRT``), LDRD/STRD
+  pre/post-indexing and writeback, register offset shifted by 0-3, literal, the unprivileged ``LDRT``/``STRT``),
+  LDRD/STRD
   (immediate, P/U/W), LDM/STM (IA, DB), the exclusives LDREX/STREX(B,H) (a STREX always succeeds: no other master
   competes for a device register), the acquire/release loads and stores LDA/STL(B,H) and their exclusives.
 
-Anything else that reaches a device (an FP or MVE load, a literal load, a POP) is refused with its encoding. In
+Literal loads read the code's literal pools: they reach this decoder when a pool word is also the word a replaced
+semihosting site watches (``image``). Anything else that reaches a device (an FP or MVE load, a POP) is refused
+with its encoding. In
 an IT block the instruction's condition held (an access happened), and the IT state advances as ``ITAdvance()``.
 """
 
@@ -55,14 +58,14 @@ def decode(hw1: int, hw2: int, regs: list[int], pc: int) -> Access:
     """The access of the instruction at ``pc`` (its halfwords ``hw1``, ``hw2``) with registers ``regs`` (r0-r15)."""
     if is_32bit(hw1):
         return _decode32(hw1, hw2, regs, pc)
-    return _decode16(hw1, regs)
+    return _decode16(hw1, regs, pc)
 
 
 def _reg(regs, n):
     return regs[n] & 0xFFFFFFFF
 
 
-def _decode16(hw: int, regs) -> Access:
+def _decode16(hw: int, regs, pc: int) -> Access:
     top5, top4 = hw >> 11, hw >> 12
     rt, rn = hw & 7, (hw >> 3) & 7
     imm5 = (hw >> 6) & 31
@@ -70,6 +73,9 @@ def _decode16(hw: int, regs) -> Access:
         width = {0b0110: 4, 0b0111: 1, 0b1000: 2}[top4]
         load = bool(hw >> 11 & 1)
         return Access(2, load, [Transfer((_reg(regs, rn) + imm5 * width) & 0xFFFFFFFF, width, rt)])
+    if top5 == 0b01001:  # LDR (literal): a read of the code's literal pool
+        rt = (hw >> 8) & 7
+        return Access(2, True, [Transfer((((pc + 4) & ~3) + (hw & 0xFF) * 4) & 0xFFFFFFFF, 4, rt)])
     if top4 == 0b1001:  # LDR/STR (SP-relative)
         load = bool(hw >> 11 & 1)
         rt = (hw >> 8) & 7
@@ -91,7 +97,6 @@ def _decode16(hw: int, regs) -> Access:
         if not (load and rn in lst):
             acc.writeback = (rn, (base + 4 * len(lst)) & 0xFFFFFFFF)
         return acc
-    del top5
     raise Undecodable(f"16-bit instruction 0x{hw:04x} is not a load or store this bridge executes")
 
 
@@ -131,8 +136,11 @@ def _single(hw1: int, hw2: int, regs, pc: int) -> Access:
     if size == 3 or (signed and not load):
         raise Undecodable(f"32-bit instruction 0x{hw1:04x}{hw2:04x} is not a load or store this bridge executes")
     width = (1, 2, 4)[size]
-    if rn == PC:  # literal: code memory, never a device
-        raise Undecodable(f"a literal load (0x{hw1:04x}{hw2:04x}) cannot reach a device")
+    if rn == PC:  # literal: a read of the code's literal pool, the offset's sign in bit 7 of the first halfword
+        if not load:
+            raise Undecodable(f"32-bit instruction 0x{hw1:04x}{hw2:04x} is not a load or store this bridge executes")
+        off = (hw2 & 0xFFF) * (1 if hw1 >> 7 & 1 else -1)
+        return Access(4, True, [Transfer((((pc + 4) & ~3) + off) & 0xFFFFFFFF, width, rt, signed)])
     base = _reg(regs, rn)
     if hw1 >> 7 & 1:  # 12-bit immediate
         return Access(4, load, [Transfer((base + (hw2 & 0xFFF)) & 0xFFFFFFFF, width, rt, signed)])
