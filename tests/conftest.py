@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # sweeps, the fuzz smoke run, the Dask cluster, each of them 0.4 s or more (measured with --durations=0). The
 # full run (no -m) runs everything; a test in a new module is quick unless it is marked ``@pytest.mark.slow``.
 SLOW_MODULES = {
+    "tests/host/test_fullsystem.py",  # QEMU runs: about 0.5-1.5 s of CPU each (QEMU's own included)
     "tests/test_oracle_extra.py",
     "tests/test_fuzz.py",
     "tests/test_corpus_end_to_end.py",
@@ -105,8 +106,37 @@ SLOW_TESTS = {
 }
 
 
+def _qemu_problem() -> str | None:
+    """Why the full-system tests cannot run here (None: QEMU is usable)."""
+    from fvp.machine.qemu.process import QemuUnavailable, check_qemu
+
+    try:
+        check_qemu()
+    except QemuUnavailable as e:
+        return str(e)
+    return None
+
+
+_QEMU_SKIPPED: list = []
+
+
 def pytest_collection_modifyitems(config, items):
+    import os
+
     import pytest
+
+    # tests of the full-system mode (marker qemu) need QEMU: without it they are skipped and the session summary
+    # says so in a line of its own; where it must be there (CI: FVP_REQUIRE_QEMU=1) they fail instead
+    marked = [i for i in items if i.get_closest_marker("qemu") is not None]
+    problem = _qemu_problem() if marked else None
+    if problem:
+        required = os.environ.get("FVP_REQUIRE_QEMU") == "1"
+        for item in marked:
+            if required:
+                item.add_marker(pytest.mark.usefixtures("_qemu_required"))
+            else:
+                item.add_marker(pytest.mark.skip(reason=f"full-system test needs QEMU: {problem}"))
+        _QEMU_SKIPPED[:] = [len(marked), problem, required]
 
     root = Path(__file__).resolve().parent.parent
     for item in items:
@@ -142,3 +172,19 @@ def _executorch_available() -> bool:
     import os
 
     return bool(os.environ.get("EXECUTORCH_PYTHON")) or importlib.util.find_spec("executorch") is not None
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def _qemu_required():
+    pytest.fail(f"FVP_REQUIRE_QEMU=1 but the full-system tests cannot run: {_QEMU_SKIPPED[1]}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _QEMU_SKIPPED:
+        n, problem, required = _QEMU_SKIPPED
+        verb = "FAILED (FVP_REQUIRE_QEMU=1)" if required else "NOT RUN"
+        terminalreporter.write_line(f"full-system tests {verb}: {n} tests need QEMU: {problem}", yellow=True,
+                                    bold=True)

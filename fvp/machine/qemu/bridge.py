@@ -145,7 +145,7 @@ class Bridge:
 
     def _interrupt(self) -> None:
         """Stop QEMU's CPU (0x03) and take the clock where it stopped."""
-        self.gdb.sock.sendall(b"\x03")
+        self.gdb.send_raw(b"\x03")
         try:
             while True:
                 stop = self.gdb.receive(10.0)

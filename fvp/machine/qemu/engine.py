@@ -113,16 +113,17 @@ class QemuEngine:
             if hasattr(w.target, "data") and not w.secure:
                 bases.setdefault(id(w.target), (w.target, w.start))
         for ram, base in bases.values():
-            loaded = [(a, n) for a, n in platform.loaded if base <= a < base + ram.size]
+            loaded = [(a, n, a - w.start) for w in platform.amap.windows if w.target is ram
+                      for a, n in platform.loaded if w.start <= a < w.end]  # either alias
             view = shared_view(proc.ddr_map, base, ram.size)
             if view is not None:
-                for a, n in loaded:
-                    view[a - base:a - base + n] = ram.data[a - base:a - base + n]
+                for _, n, off in loaded:
+                    view[off:off + n] = ram.data[off:off + n]
                 ram.data = view
                 continue
-            for a, n in loaded:
+            for a, n, off in loaded:
                 self._check_write(a, n)
-                memory.write(a, ram.data[a - base:a - base + n].tobytes())
+                memory.write(a, ram.data[off:off + n].tobytes())
             if "npu" in ram.masters and an547.memory_at(base, ram.size) is not None:
                 sync = PageSync(ram.data, base, qtest)
                 sync.active = True

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 
+from ...errors import ConfigError
 from . import an547
 
 QEMU_ENV = "FVP_QEMU"  # the path of qemu-system-arm, when it is not on PATH
@@ -40,7 +41,7 @@ INSTALL_HINT = ("install QEMU >= 7.2 (Debian/Ubuntu: apt-get install qemu-system
 STDERR_LIMIT = 64 << 10  # of QEMU's stderr, the tail kept for messages
 
 
-class QemuUnavailable(Exception):
+class QemuUnavailable(ConfigError):
     """QEMU is missing, too old or unusable: one line saying which and how to install it."""
 
 

@@ -19,11 +19,13 @@ import select
 import socket
 import time
 
+from ...errors import FvpError
+
 PACKET_LIMIT = 4096  # QEMU 7.2 gdbstub MAX_PACKET_LENGTH: a longer packet is dropped and the session hangs
 MEMORY_CHUNK = (PACKET_LIMIT - 32) // 2  # bytes per m/M packet (two hex digits each)
 
 
-class ProtocolError(Exception):
+class ProtocolError(FvpError):
     """The stub closed the connection or answered something this client cannot read."""
 
 
@@ -38,7 +40,13 @@ class GdbRemote:
         return b"$" + payload + b"#%02x" % (sum(payload) & 0xFF)
 
     def send(self, *payloads: bytes) -> None:
-        self.sock.sendall(b"".join(self.frame(p) for p in payloads))
+        self.send_raw(b"".join(self.frame(p) for p in payloads))
+
+    def send_raw(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise ProtocolError(f"the GDB stub's connection failed: {e}") from None
 
     def _fill(self, timeout: float | None) -> bool:
         if timeout is not None:

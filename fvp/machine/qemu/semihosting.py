@@ -1,7 +1,8 @@
 """Semihosting as the FVP serves it, for code that runs on QEMU: the host side of ``BKPT 0xAB``.
 
 The operations of :mod:`hwdesc.semihosting`, with the parameter blocks of the specification. What the FVP does
-and this does too: the console (``:tt``) is this process's stdout (stderr for the append modes), files are
+and this does too: the console (``:tt``, in any mode: newlib's stdout and stderr) is this process's stdout, in
+order with UART0's output (ExecuTorch's test harness reads the runner's log there), files are
 host files relative to ``cpu0.semihosting-cwd``, ``SYS_GET_CMDLINE`` answers ``cpu0.semihosting-cmd_line``,
 ``SYS_HEAPINFO`` answers the ``cpu0.semihosting-heap_base``/``-heap_limit``/``-stack_base``/``-stack_limit``
 parameters (0 for each one not given: "no information", so newlib's start-up keeps the linker's stack and heap),
@@ -211,7 +212,7 @@ class Semihosting:
         f = self._file(handle)
         data = self.mem.read(buf, length) if length else b""
         if isinstance(f, _Console):
-            self.console(data, "stdout" if f.stream == "stdin" else f.stream)
+            self.console(data, "stdout")
             return 0
         return length - f.write(data)
 
@@ -327,11 +328,11 @@ class Semihosting:
         return problems
 
 
-def console_writer(flush, stdout=None, stderr=None):
-    """The console of the FVP: bytes to this process's stdout or stderr, after the UART's pending output."""
+def console_writer(flush, stdout=None):
+    """The console of the FVP: bytes to this process's stdout, after the UART's pending output."""
     def write(data: bytes, stream: str) -> None:
         flush()
-        target = (stderr or sys.stderr) if stream == "stderr" else (stdout or sys.stdout)
+        target = stdout or sys.stdout
         buf = getattr(target, "buffer", None)
         if buf is not None:
             target.flush()
