@@ -86,6 +86,8 @@ def board_for(app: Application, fl: dict, flavour: str, board_params: list) -> P
                     overrides.append("firmware.pools.fast_scratch.npu=true")
         if elf_layout:  # a pool of the board that the ELF's build does not have
             overrides += [f"firmware.pools.{pool}.size=0" for pool in spec0.firmware.pools if pool not in elf.pools]
+        if elf.runtime and not any(p.split("=", 1)[0].strip() == "firmware.runtime" for p in board_params):
+            overrides.append(f"firmware.runtime={elf.runtime}")  # the ELF's log strings say which runner it is
         if elf.etdump:  # built with the ETDump event tracer: the runner prints the #[RUN THIS] block
             overrides.append("firmware.options.etdump=true")
             if elf.etdump_debug != "none":  # and with ET_DUMP_(INTERMEDIATE_)OUTPUTS: the debug buffer too

@@ -188,7 +188,7 @@ def _run_elf(args) -> int:
     if refused:
         raise ConfigProblems([f"{refused[0]}: an option of this simulator's firmware image; an application ELF "
                               f"takes its own arguments after -- (fvp run {args.model} -- ARG...)"])
-    choice = fullsystem.choose(args.model, fullsystem.setting(args.overrides, "qemu"))
+    choice = fullsystem.choose(args.model, fullsystem.setting(args.overrides))
     if choice.engine != "qemu":
         raise ConfigProblems([f"{args.model}: {choice.note or 'an ELF without code'}; the FVP drop-in runs this "
                               f"simulator's firmware image for it: FVP_Corstone_SSE-300_Ethos-U55 -a {args.model}"])

@@ -135,6 +135,7 @@ def print_stat(platform: Platform, r: RunResult) -> None:
     """``--stat``: the FVP's statistics block."""
     spec = platform.spec
     rss = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # QEMU, when the application's code ran on it
     sim_s = r.sim_time_ps / 1e12
     perf = sim_s / r.wall_seconds if r.wall_seconds > 0 else 0.0
     inst = int(r.charged_cpu_cycles * spec.cpu.mips_per_mhz)
@@ -145,8 +146,8 @@ def print_stat(platform: Platform, r: RunResult) -> None:
         "",
         f"--- {spec.fvp_name} statistics: " + "-" * max(0, 79 - 19 - len(spec.fvp_name)),
         f"Simulated time                          : {sim_s:.6f}s",
-        f"User time                               : {rss.ru_utime:.6f}s",
-        f"System time                             : {rss.ru_stime:.6f}s",
+        f"User time                               : {rss.ru_utime + kids.ru_utime:.6f}s",
+        f"System time                             : {rss.ru_stime + kids.ru_stime:.6f}s",
         f"Wall time                               : {r.wall_seconds:.6f}s",
         f"Performance index                       : {perf:.2f}",
         f"cpu0                                    : {mips:8.2f} MIPS ({inst:12d} Inst)",
