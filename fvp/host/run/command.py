@@ -158,6 +158,12 @@ def cmd_run(args) -> int:
                              time_limit=args.timelimit, strict=True if args.strict else None,
                              check_stream=args.check_stream)
     result = session.run(platform, stat=args.stat)
+    _reports(args, platform, result)
+    return result.exit_code
+
+
+def _reports(args, platform, result) -> None:
+    """``--profile`` and ``--trace`` of a finished run."""
     if args.profile or args.trace:
         from .report import print_profile, write_trace
 
@@ -165,7 +171,6 @@ def cmd_run(args) -> int:
             print_profile(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
-    return result.exit_code
 
 
 def _is_elf(path: str) -> bool:
@@ -215,11 +220,5 @@ def _run_elf(args) -> int:
                                       data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                                       time_limit=args.timelimit, stat=args.stat,
                                       strict=True if args.strict else None, check_stream=args.check_stream)
-    if args.profile or args.trace:
-        from .report import print_profile, write_trace
-
-        if args.profile:
-            print_profile(platform, result)
-        if args.trace:
-            write_trace(platform, result, args.trace)
+    _reports(args, platform, result)
     return result.exit_code

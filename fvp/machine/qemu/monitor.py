@@ -17,7 +17,7 @@ import base64
 import json
 import socket
 
-from .rsp import ProtocolError
+from .rsp import ProtocolError, receive_some
 
 
 class _Lines:
@@ -39,13 +39,7 @@ class _Lines:
                 out = bytes(self._buf[:i])
                 del self._buf[:i + 1]
                 return out
-            try:
-                data = self.sock.recv(1 << 20)
-            except OSError as e:
-                raise ProtocolError(f"QEMU's {self.what} connection failed: {e}") from None
-            if not data:
-                raise ProtocolError(f"QEMU closed its {self.what} connection")
-            self._buf += data
+            self._buf += receive_some(self.sock, self.what, 1 << 20)
 
 
 class QTest:

@@ -53,13 +53,7 @@ class GdbRemote:
             ready, _, _ = select.select([self.sock], [], [], timeout)
             if not ready:
                 return False
-        try:
-            data = self.sock.recv(1 << 16)
-        except OSError as e:
-            raise ProtocolError(f"the GDB stub's connection failed: {e}") from None
-        if not data:
-            raise ProtocolError("the GDB stub closed the connection")
-        self._buf += data
+        self._buf += receive_some(self.sock, "GDB stub")
         return True
 
     def receive(self, timeout: float | None = None) -> bytes | None:
@@ -141,6 +135,17 @@ class GdbRemote:
                   for i in range(0, len(data), MEMORY_CHUNK)]
         for i in range(0, len(pieces), 64):
             self.expect_ok(*pieces[i:i + 64])
+
+
+def receive_some(sock: socket.socket, what: str, size: int = 1 << 16) -> bytes:
+    """What the channel has (at least a byte); ``ProtocolError`` when it broke or QEMU closed it."""
+    try:
+        data = sock.recv(size)
+    except OSError as e:
+        raise ProtocolError(f"QEMU's {what} connection failed: {e}") from None
+    if not data:
+        raise ProtocolError(f"QEMU closed its {what} connection")
+    return data
 
 
 def _run_length_decode(payload: bytes) -> bytes:
