@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # full run (no -m) runs everything; a test in a new module is quick unless it is marked ``@pytest.mark.slow``.
 SLOW_MODULES = {
     "tests/host/test_fullsystem.py",  # QEMU runs: about 0.5-1.5 s of CPU each (QEMU's own included)
+    "tests/host/test_fullsystem_firmware.py",  # a cross-compile of the test firmware
     "tests/test_oracle_extra.py",
     "tests/test_fuzz.py",
     "tests/test_corpus_end_to_end.py",
