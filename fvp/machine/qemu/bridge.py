@@ -28,6 +28,8 @@ event's time falls on (a firmware waiting in WFI/WFE, as drivers do, sees no dif
 
 from __future__ import annotations
 
+import re
+
 from ...errors import BusFault, SimulationStop
 from . import an547, faults, thumb
 from .rsp import ProtocolError
@@ -35,6 +37,8 @@ from .rsp import ProtocolError
 POLL_S = 0.05  # how often, while QEMU runs without stopping, the UART, the limits and a halted CPU are looked at
 HALT_CHECKS = 3  # a CPU found idle this many polls in a row after a WFI with nothing to wake it is deadlocked
 TIMED_SEMIHOSTING = {0x10, 0x11, 0x18, 0x20, 0x30}  # SYS_CLOCK, SYS_TIME, SYS_EXIT(_EXTENDED), SYS_ELAPSED
+SEMIHOSTING_BLOCK = 16  # bytes of a parameter block read ahead (SYS_OPEN/READ/WRITE take 3 words, SYS_RENAME 4)
+_WATCH = re.compile(rb"watch:([0-9a-fA-F]+);")
 
 
 class Bridge:
@@ -66,6 +70,7 @@ class Bridge:
         self._stepping: int | None = None  # a WFI being executed for real (its breakpoint removed)
         self._uart_done = False
         self._vcpu: int | None = None
+        self._semihosting_block: dict = {}  # watched word of a semihosting site -> r1 of its last call
         self._idle_mark = None
 
     # ---------------------------------------------------------------- running
@@ -80,9 +85,22 @@ class Bridge:
         self.gdb.send(b"c")
         while True:
             stop = self._wait()
-            regs = self.gdb.words(self.gdb.request(b"g"), 17)
+            regs = self._registers(stop)
             self._emit_uart()
             self._dispatch(stop, regs)
+
+    def _registers(self, stop: bytes) -> list[int]:
+        """r0-r15 and xPSR at a stop. At a semihosting trap the parameter block is most often where it was the last
+        time (the same call site, the same stack): it is read in the same round trip, and kept if r1 agrees."""
+        m = _WATCH.search(stop)
+        guess = self._semihosting_block.get(int(m.group(1), 16)) if m else None
+        if guess is None:
+            return self.gdb.words(self.gdb.request(b"g"), 17)
+        regs_hex, block = self.gdb.requests(b"g", b"m%x,%x" % (guess, SEMIHOSTING_BLOCK))
+        regs = self.gdb.words(regs_hex, 17)
+        if regs[1] == guess and len(block) == 2 * SEMIHOSTING_BLOCK:
+            self.semihosting.prefetched = (guess, bytes.fromhex(block.decode()))
+        return regs
 
     def _resume(self, writes: dict, step: bool = False) -> None:
         """Write back registers, hand the NPU's writes to QEMU, raise pending interrupts, continue (or step).
@@ -94,7 +112,7 @@ class Bridge:
             if n >= 0:
                 self.qtest.set_irq(an547.IRQ_PATH, an547.IRQ_INPUT, n, 1)
                 self.qtest.set_irq(an547.IRQ_PATH, an547.IRQ_INPUT, n, 0)  # a pulse: the NVIC latches it pending
-        packets = [self.gdb.register_packet(n, v) for n, v in writes.items()]
+        packets = self.memory.take_queued() + [self.gdb.register_packet(n, v) for n, v in writes.items()]
         self.gdb.send(*packets, b"s" if step else b"c")
         self._pending_ok += len(packets)
 
@@ -228,6 +246,7 @@ class Bridge:
                 self.stops["semihosting"] += 1
                 if regs[0] in TIMED_SEMIHOSTING:
                     self._clock()
+                self._semihosting_block[site.word] = regs[1]
                 result = self.semihosting.call(regs[0], regs[1])
                 return self._resume(self._skip(regs, site.size, {0: result}))
             self.stops["sleep"] += 1

@@ -32,6 +32,7 @@ class PageSync:
         self.valid = np.zeros(n, dtype=bool)
         self.dirty = np.zeros(n, dtype=bool)
         self.active = False  # before the run the board's copy is the reference (the loader writes it)
+        self.touched = False  # a page was read from QEMU since the last flush
         self.pages_read = self.pages_written = 0
 
     def access(self, offset: int, size: int, write: bool) -> None:
@@ -39,6 +40,7 @@ class PageSync:
         if not self.active or size <= 0:
             return
         p0, p1 = offset // PAGE, -(-(offset + size) // PAGE)
+        self.touched = True
         missing = np.flatnonzero(~self.valid[p0:p1])
         if missing.size:
             for lo, hi in _runs(missing + p0):
@@ -51,6 +53,9 @@ class PageSync:
 
     def flush(self) -> None:
         """Write the pages the NPU changed back to QEMU; every page is stale from now on (the CPU runs)."""
+        if not self.touched:
+            return
+        self.touched = False
         dirty = np.flatnonzero(self.dirty)
         for lo, hi in _runs(dirty):
             a, b = lo * PAGE, min(hi * PAGE, self.data.size)

@@ -80,7 +80,10 @@ class Qmp:
 
     def reply(self):
         while True:
-            msg = json.loads(self._io.line())
+            line = self._io.line()
+            if line.startswith(b'{"timestamp"'):  # an event (STOP, RESUME at every stop of the CPU): not a reply
+                continue
+            msg = json.loads(line)
             if "event" in msg:
                 continue
             if "error" in msg:

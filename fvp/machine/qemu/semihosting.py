@@ -114,13 +114,18 @@ class Semihosting:
         self.console = console
         self.note = note or (lambda message: None)
         self.files: dict = {}
+        self.prefetched: tuple | None = None  # (address, bytes) of memory the bridge read ahead, for this call only
         self.errno = 0
         self.calls = 0
         self._next = 1  # handle 0 is never given out
 
     # ---------------------------------------------------------------- helpers
     def _words(self, address: int, n: int) -> list[int]:
-        raw = self.mem.read(address, 4 * n)
+        pre = self.prefetched
+        if pre is not None and pre[0] == address and 4 * n <= len(pre[1]):
+            raw = pre[1]  # the bridge read the parameter block with the registers
+        else:
+            raw = self.mem.read(address, 4 * n)
         return [int.from_bytes(raw[4 * i:4 * i + 4], "little") for i in range(n)]
 
     def _string(self, address: int, length: int) -> str:
@@ -145,6 +150,12 @@ class Semihosting:
     def call(self, op: int, param: int) -> int:
         """Serve operation ``op`` with parameter register ``param``; the value for r0."""
         self.calls += 1
+        try:
+            return self._call(op, param)
+        finally:
+            self.prefetched = None
+
+    def _call(self, op: int, param: int) -> int:
         name = OP.get(op)
         handler = getattr(self, f"_{name.lower()}", None) if name else None
         if handler is None:
