@@ -231,15 +231,20 @@ def test_no_qemu_outlives_fvp(tmp_path, how):
     p = subprocess.Popen([sys.executable, "-m", "fvp", "run", str(OWN), "--", "loop"], cwd=tmp_path, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 30
-    qemu = []
-    while not qemu and time.monotonic() < deadline:
-        time.sleep(0.05)
-        qemu = [c for c in _children(p.pid) if "qemu" in _cmdline(c)]
-    assert qemu, "QEMU did not start"
-    time.sleep(0.3)
-    p.send_signal(getattr(signal, how))
-    _, err = p.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 120  # a loaded machine starts Python and QEMU slowly
+        qemu = []
+        while not qemu and time.monotonic() < deadline:
+            time.sleep(0.05)
+            qemu = [c for c in _children(p.pid) if "qemu" in _cmdline(c)]
+        assert qemu, "QEMU did not start"
+        time.sleep(0.3)
+        p.send_signal(getattr(signal, how))
+        _, err = p.communicate(timeout=60)
+    finally:  # a failed test leaves no never-ending firmware behind
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
     if how == "SIGINT":
         assert p.returncode == 130 and b"interrupted" in err
     deadline = time.monotonic() + 10

@@ -35,11 +35,10 @@ or by the section when it survives; it must start like a ``.tflite`` (``TFL3``).
 
 from __future__ import annotations
 
-import os
-import stat
 import struct
 from dataclasses import dataclass, field
 
+from ...bounded_read import open_regular
 from ...errors import ConfigError
 
 ELF_EXTRA_HINT = "pip install 'fvp-corstone300[elf]' (pyelftools)"
@@ -113,19 +112,8 @@ def read_elf(path: str) -> ElfImage:
         from elftools.elf.sections import SymbolTableSection
     except ImportError:
         raise ConfigError(f"-a {path}: reading ELF files needs pyelftools: {ELF_EXTRA_HINT}") from None
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConfigError(f"-a {path}: application file not found") from None
-    except OSError as e:
-        raise ConfigError(f"-a {path}: cannot read: {e.strerror}") from None
+    f = open_regular(path, ELF_LIMIT, label=f"-a {path}", kind="application file", why="not a plausible runner ELF")
     with f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):  # a pipe or device: pyelftools seeks, and reads what headers claim
-            raise ConfigError(f"-a {path}: not a regular file (an ELF must be a file the simulator can seek in)")
-        if st.st_size > ELF_LIMIT:
-            raise ConfigError(f"-a {path}: application file is larger than {ELF_LIMIT >> 30}GiB ({st.st_size} "
-                              f"bytes): not a plausible runner ELF")
         if f.read(4) != b"\x7fELF":
             raise ConfigError(f"-a {path}: not an ELF file")
         f.seek(0)

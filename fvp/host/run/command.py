@@ -195,8 +195,10 @@ def _run_elf(args) -> int:
                               f"takes its own arguments after -- (fvp run {args.model} -- ARG...)"])
     choice = fullsystem.choose(args.model, fullsystem.setting(args.overrides))
     if choice.engine != "qemu":
-        raise ConfigProblems([f"{args.model}: {choice.note or 'an ELF without code'}; the FVP drop-in runs this "
-                              f"simulator's firmware image for it: FVP_Corstone_SSE-300_Ethos-U55 -a {args.model}"])
+        why = choice.note or ("an ELF without code" if choice.image is not None else
+                              "cpu.engine=python: fvp run APP.elf runs the ELF's own code")
+        raise ConfigProblems([f"{args.model}: {why}; the FVP drop-in runs this simulator's firmware image for it: "
+                              f"FVP_Corstone_SSE-300_Ethos-U55 -a {args.model}"])
     cmdline = shlex.join([os.path.basename(args.model), *args.app_args])
     arg = fullsystem.program_argument(cmdline)
     program = None

@@ -25,7 +25,7 @@ memory maps, and the instructions the bridge must see executed.
 
 from __future__ import annotations
 
-import os
+import mmap
 import struct
 from dataclasses import dataclass, field
 
@@ -33,12 +33,13 @@ import numpy as np
 
 from hwdesc.semihosting import THUMB_BKPT
 
+from ...bounded_read import open_regular
 from ...errors import ConfigError
 from . import an547
 from .elf32 import PT_LOAD, SHF_ALLOC, SHF_EXECINSTR, SHT_NOBITS, Elf32
 
 EM_ARM, ET_EXEC = 40, 2
-ELF_LIMIT = 1 << 30  # the largest ELF read (the board's memories together are 2.1 GiB; an image this size is absurd)
+ELF_LIMIT = 4 << 30  # the largest ELF file taken (it is mapped, not read: only what its headers point at is touched)
 
 # 16-bit encodings (Armv8-M ARM, T1): WFI 0xBF30, WFE 0xBF20, B with imm11 = -2 (to itself) 0xE7FE;
 # 32-bit (T2/T4): WFI.W 0xF3AF 0x8003, WFE.W 0xF3AF 0x8002, B.W to itself 0xF7FF 0xBFFE
@@ -67,18 +68,20 @@ class LoadImage:
 
 def read_image(path: str) -> LoadImage:
     """The load image of the ELF at ``path``; ``ConfigError`` (one line) for a file that is not one for this CPU."""
+    with open_regular(path, ELF_LIMIT, label=f"-a {path}", kind="application file",
+                      why="not a plausible application") as f:
+        try:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # read where the headers point, no more
+        except (ValueError, OSError):  # an empty file
+            data = b""
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > ELF_LIMIT:
-                raise ConfigError(f"-a {path}: larger than {ELF_LIMIT >> 20} MiB: not a plausible application")
-            data = f.read()
-    except FileNotFoundError:
-        raise ConfigError(f"-a {path}: application file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"-a {path}: is a directory, not an application file") from None
-    except OSError as e:
-        raise ConfigError(f"-a {path}: cannot read: {e.strerror}") from None
+        return _parse(data, path)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def _parse(data, path: str) -> LoadImage:
     if data[:4] != b"\x7fELF":
         raise ConfigError(f"-a {path}: not an ELF file")
     if len(data) < 20 or data[4] != 1 or data[5] != 1 or struct.unpack_from("<H", data, 18)[0] != EM_ARM:

@@ -1,6 +1,7 @@
 """An application ELF as the full-system engine loads it: the bytes and where they go, the replaced and
 breakpointed sites, the check against QEMU's mps3-an547 and the board's memory maps, refusals. No QEMU needed."""
 
+import os
 import struct
 import sys
 
@@ -91,3 +92,9 @@ def test_files_that_are_not_applications_are_refused_in_one_line(tmp_path):
         read_image(sys.executable)
     with pytest.raises(ConfigError, match="is a directory"):
         read_image(str(tmp_path))
+    (tmp_path / "empty.elf").write_bytes(b"")
+    with pytest.raises(ConfigError, match="not an ELF file"):
+        read_image(str(tmp_path / "empty.elf"))
+    if os.path.exists("/dev/zero"):  # a device is never read (it would not end)
+        with pytest.raises(ConfigError, match="not a regular file"):
+            read_image("/dev/zero")
