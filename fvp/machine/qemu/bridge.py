@@ -70,6 +70,7 @@ class Bridge:
         self._stepping: int | None = None  # a WFI being executed for real (its breakpoint removed)
         self._uart_done = False
         self._vcpu: int | None = None
+        self._regs: list | None = None  # r0-r15 and xPSR as read at the current stop
         self._semihosting_block: dict = {}  # watched word of a semihosting site -> r1 of its last call
         self._idle_mark = None
 
@@ -85,7 +86,7 @@ class Bridge:
         self.gdb.send(b"c")
         while True:
             stop = self._wait()
-            regs = self._registers(stop)
+            regs = self._regs = self._registers(stop)
             self._emit_uart()
             self._dispatch(stop, regs)
 
@@ -102,6 +103,16 @@ class Bridge:
             self.semihosting.prefetched = (guess, bytes.fromhex(block.decode()))
         return regs
 
+    def _register_packets(self, writes: dict) -> list[bytes]:
+        """Register writes as GDB packets: one ``G`` with all 17 (r0-r15, xPSR as read at this stop, the writes
+        applied) for two or more, else ``P`` each."""
+        if len(writes) < 2 or self._regs is None or not all(n < 16 or n == an547.GDB_XPSR for n in writes):
+            return [self.gdb.register_packet(n, v) for n, v in writes.items()]
+        regs = list(self._regs)
+        for n, v in writes.items():
+            regs[16 if n == an547.GDB_XPSR else n] = v & 0xFFFFFFFF
+        return [b"G" + b"".join(v.to_bytes(4, "little").hex().encode() for v in regs)]
+
     def _resume(self, writes: dict, step: bool = False) -> None:
         """Write back registers, hand the NPU's writes to QEMU, raise pending interrupts, continue (or step).
         The stub's OK replies are read with the next stop."""
@@ -112,7 +123,7 @@ class Bridge:
             if n >= 0:
                 self.qtest.set_irq(an547.IRQ_PATH, an547.IRQ_INPUT, n, 1)
                 self.qtest.set_irq(an547.IRQ_PATH, an547.IRQ_INPUT, n, 0)  # a pulse: the NVIC latches it pending
-        packets = self.memory.take_queued() + [self.gdb.register_packet(n, v) for n, v in writes.items()]
+        packets = self.memory.take_queued() + self._register_packets(writes)
         self.gdb.send(*packets, b"s" if step else b"c")
         self._pending_ok += len(packets)
 
