@@ -10,126 +10,55 @@ the EOT byte.
 
 The memory allocator is a separate piece chosen by name (``firmware.allocator``), and everything that differs
 between runtime versions (struct sizes, accounting, log strings, step order) comes from the runtime profile
-(``firmware.runtime``). Entry point: ``main(bus, boot_info)``; ``check_config`` validates the firmware
-section of the board; ``default_image`` is the program baked into this "ELF" (the tutorial's ``x + x`` on
-``int32[5]``, compiled by ExecuTorch's ``aot_arm_compiler --delegate`` for the board's NPU), used when no model
-is given.
+(``firmware.runtime``). Entry point: ``main(bus, boot_info)``. Beside it, in ``executor_runner/``: the options
+a board may set and ``check_config`` (validates the firmware section of the board), the BundleIO check, and what
+the image offers the host (``default_image``, the tutorial's ``x + x`` baked in per NPU configuration;
+``ethosu_command_streams`` and ``inspect_program``, the program reader for ``fvp disasm`` and ``fvp inspect``;
+``check_program``, what ``fvp run`` refuses before it runs).
 """
 
 from __future__ import annotations
 
 import base64
-
-import io
 import sys
-from pathlib import Path
 
 import numpy as np
+
+from hwdesc.boot import BootInfo
 
 from .drivers.ethosu import driver_for
 from .drivers.uart import Uart
 from .executorch import log
-from .executorch.bundled import VALUE_KINDS, is_bundled, load_bundled
+from .executorch.bundled import is_bundled, load_bundled
 from .executorch.error import Error, RuntimeFailure
 from .executorch.ethosu_backend import EthosUBackend
+from .executorch.etdump import INTERMEDIATE_OUTPUTS, ETDumpGen
 from .executorch.kernels import REGISTRY
-from .executorch.memory import ALLOCATORS, HierarchicalAllocator, MemoryManager, make_allocator
-from .executorch.method import Method, RtTensor, dense_strides
-from .executorch.etdump import INTERMEDIATE_OUTPUTS, PROGRAM_OUTPUTS, ETDumpGen
+from .executorch.memory import HierarchicalAllocator, MemoryManager, make_allocator
+from .executorch.method import Method, RtTensor
 from .executorch.perf_monitor import PerfMonitor, npu_family
-from .executorch.profiles import DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, PROFILES, TUTORIAL_PROFILE, get_profile
-from .executorch.program import SCALAR_TYPES, load_program
-from .hal import BootInfo
+from .executorch.profiles import DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, TUTORIAL_PROFILE, get_profile
+from .executorch.program import load_program
+from .executor_runner.bundle_check import BundleCheck
+from .executor_runner.image import (check_program, default_image, ethosu_command_streams, ethosu_configurations,
+                                     inspect_program)
+from .executor_runner.options import DEBUG_BUFFER_SIZE, ETDUMP_DEBUG_LEVELS, check_config
+from .npy import load_npy
 
-MODELS_DIR = Path(__file__).resolve().parent / "models"
-# The tutorial's program as compiled for the Ethos-U55-128 (the default board; the tutorial log's figures);
-# the other NPU configurations have the same model compiled for them in ``models/addint_<variant>.pte``.
-EMBEDDED_NAME = "addint_u55.pte"
 # the kernels as the runtime registers them (the operator registry, executorch/kernels/registry.py): each behind
 # the unboxing wrapper that checks its arguments' EValue tags against the types declared with the kernel
 RUNTIME_KERNELS = REGISTRY.unboxed()
 
-_OPTIONS = {
-    "inferences": "number of inferences (ET_NUM_INFERENCES), an integer from 1 to 100000",
-    "log_outputs": "print every output element (ET_LOG_DUMP_OUTPUT), true/false",
-    "log_inputs": "print every input element (ET_LOG_DUMP_INPUT), true/false",
-    "atol": "absolute tolerance of the BundleIO check (ET_ATOL), a number",
-    "rtol": "relative tolerance of the BundleIO check (ET_RTOL), a number",
-    "etdump": "built with the ETDump event tracer (ET_EVENT_TRACER_ENABLED): the ETDump is printed base64 in a "
-              "#[RUN THIS] block at the end (the semihosting runner of executorch-main-*: written to etdump.bin), "
-              "true/false",
-    "etdump_debug": "the ETDump's debug events (needs the ETDump): none, outputs (ET_DUMP_OUTPUTS: the program "
-                    "outputs) or intermediate (ET_DUMP_INTERMEDIATE_OUTPUTS, what run.sh --etdump builds: every "
-                    "operator's and delegate call's outputs and the program outputs); the tensor data goes to the "
-                    "debug buffer (printed base64 as debug_buffer.bin in the #[RUN THIS] block, or written to "
-                    "debug_buffer.bin / fvp run --etdump-debug-buffer FILE)",
-    "etdump_debug_buffer_size": "the debug buffer's size in bytes (ET_DEBUG_BUFFER_SIZE, default 2097152), taken "
-                                "from the method allocator pool",
-}
 
-# firmware.options.etdump_debug -> EventTracerDebugLogLevel; ET_DEBUG_BUFFER_SIZE's default (CMakeLists.txt)
-ETDUMP_DEBUG_LEVELS = {"none": 0, "outputs": PROGRAM_OUTPUTS, "intermediate": INTERMEDIATE_OUTPUTS}
-DEBUG_BUFFER_SIZE = 2 * 1024 * 1024
-
-
-def _describe(scalar_type: int, sizes) -> str:
-    """``Float[1, 10]``: a tensor's dtype and sizes, for one-line messages."""
-    return f"{SCALAR_TYPES[scalar_type][0] if scalar_type in SCALAR_TYPES else scalar_type}{list(sizes)}"
-
-
-def _running_max(values: np.ndarray) -> float:
-    """``m = std::max(m, v)`` from 0 over ``values``: a NaN never replaces the running maximum."""
-    finite = values[~np.isnan(values)]
-    return float(max(0.0, finite.max())) if finite.size else 0.0
-
-
-def default_image(variant: str | None = None) -> tuple[bytes, str]:
-    """The program compiled into this firmware image: the tutorial's delegated ``x + x`` on ``int32[5]``, built
-    for ``variant`` (an NPU configuration such as ``ethos-u55-256``) like ``run.sh --target`` builds the runner
-    for its target; the Ethos-U55-128 build when the variant has none (or there is no NPU)."""
-    name = f"addint_{variant}.pte" if variant else EMBEDDED_NAME
-    if not (MODELS_DIR / name).is_file():
-        name = EMBEDDED_NAME
-    return (MODELS_DIR / name).read_bytes(), name
-
-
-def check_config(boot: dict) -> list[str]:
-    """Problems with the board's ``firmware`` section, one line each (the platform reports them, exit 2)."""
-    fw = boot.get("firmware") or {}
-    problems = []
-    runtime = fw.get("runtime") or "auto"
-    if runtime != "auto" and runtime not in PROFILES:
-        problems.append(f"firmware.runtime: unknown runtime profile {runtime!r}; allowed: auto, {', '.join(PROFILES)}")
-    allocator = fw.get("allocator") or "arm"
-    if allocator not in ALLOCATORS:
-        problems.append(f"firmware.allocator: unknown allocator {allocator!r}; allowed: {', '.join(ALLOCATORS)}")
-    pools = boot.get("pools") or {}
-    for name in ("method", "temp"):
-        if name not in pools:
-            problems.append(f"firmware.pools.{name}: required by arm_executor_runner (method allocator pool / temp pool)")
-    for key, value in (fw.get("options") or {}).items():
-        if key not in _OPTIONS:
-            problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
-        elif key == "inferences" and not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100000):
-            problems.append(f"firmware.options.inferences: {value!r}: expected {_OPTIONS[key]}")
-        elif key in ("log_outputs", "log_inputs", "etdump") and not isinstance(value, bool):
-            problems.append(f"firmware.options.{key}: {value!r}: expected true or false")
-        elif key == "etdump_debug" and value not in ETDUMP_DEBUG_LEVELS:
-            problems.append(f"firmware.options.etdump_debug: {value!r}: expected none, outputs or intermediate")
-        elif key == "etdump_debug_buffer_size" and not (isinstance(value, int) and not isinstance(value, bool)
-                                                         and 1 <= value < 1 << 32):
-            problems.append(f"firmware.options.etdump_debug_buffer_size: {value!r}: expected a size in bytes "
-                            "from 1 to 4294967295")
-        elif key in ("atol", "rtol") and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
-            problems.append(f"firmware.options.{key}: {value!r}: expected a non-negative number")
-    return problems
+__all__ = ["check_config", "check_program", "default_image", "ethosu_command_streams", "ethosu_configurations",
+           "inspect_program", "main"]
 
 
 class _Abort(Exception):
     """An ``ET_CHECK_MSG`` failed: the fatal line is printed, the runner aborts."""
 
 
-class Runner:
+class Runner(BundleCheck):
     def __init__(self, bus, boot: BootInfo):
         self.bus = bus
         self.boot = boot
@@ -138,7 +67,7 @@ class Runner:
         log.install(self.log)
         name = boot.runtime
         if name == "auto":
-            name = TUTORIAL_PROFILE if boot.args.get("embedded") else DEFAULT_PROFILE
+            name = TUTORIAL_PROFILE if boot.args.embedded else DEFAULT_PROFILE
         self.profile_name = name
         self.profile = get_profile(name)
         self.msgs = self.profile["messages"]
@@ -150,13 +79,13 @@ class Runner:
         self.rtol = float(opts.get("rtol", 0.01))
         # ETDump: printed base64 (the runner built with ET_EVENT_TRACER_ENABLED), or written to the host file
         # ``fvp run --etdump FILE`` names (as the semihosting build writes etdump.bin)
-        self.etdump_path = boot.args.get("etdump")
+        self.etdump_path = boot.args.etdump
         self.tracer = None
         self.etdump_enabled = bool(opts.get("etdump", False)) or bool(self.etdump_path)
         # ET_DUMP_OUTPUTS / ET_DUMP_INTERMEDIATE_OUTPUTS (only with the event tracer) and ET_DEBUG_BUFFER_SIZE
         self.debug_level = ETDUMP_DEBUG_LEVELS[opts.get("etdump_debug", "none")] if self.etdump_enabled else 0
         self.debug_buffer_size = int(opts.get("etdump_debug_buffer_size", DEBUG_BUFFER_SIZE))
-        self.debug_buffer_path = boot.args.get("etdump_debug_buffer")
+        self.debug_buffer_path = boot.args.etdump_debug_buffer
         npu = boot.npu
         # the runner is built for the board's NPU (run.sh: -DETHOSU_TARGET_NPU_CONFIG=<target>): it selects the
         # driver (ETHOSU55/65 or ETHOSU85 with ETHOSU_MACS) and the perf monitor's PMU events
@@ -174,19 +103,33 @@ class Runner:
         # the build the ELF stands for, where the profile models it: SEMIHOSTING (main() reads the argv of
         # cpu0.semihosting-cmd_line) and ET_MODEL_PTE_ADDR (the program given with --data to an ELF without one)
         self.semi = self.profile.get("semihosting")
-        self.argv = boot.args.get("argv") if self.semi else None
-        self.pte_addr = bool(self.profile.get("pte_addr_span")) and boot.args.get("model_from") == "data"
+        self.argv = boot.args.argv if self.semi else None
+        self.pte_addr = bool(self.profile.get("pte_addr_span")) and boot.args.model_from == "data"
         self.input_files = None  # [(path, bytes)] read by the semihosting main(), in argv order
         self.file_alloc = None   # the semihosting runner's input_file_allocator
 
     # ------------------------------------------------------------------ helpers
-    def check(self, ok: bool, cond: str, message: str) -> None:
-        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort."""
+    def check(self, ok: bool, cond: str, message: str, why: str = "") -> None:
+        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort;
+        ``why`` is added to the reason the simulator reports (the trailer, the drop-in's error line), not to the
+        runner's own line."""
         if ok:
             return
         frame = sys._getframe(1)
         self.log.log("F", f"In function {frame.f_code.co_name}(), assert failed ({cond}): {message}", depth=1)
-        raise _Abort(message)
+        raise _Abort(f"{message} ({why})" if why else message)
+
+    def method_pool_hint(self, pool_size: int) -> None:
+        """What to do when the method pool cannot hold what loading the method needs (as the Ethos-U backend
+        says for the temp pool): a larger one, at least the planned memory and a margin for the method's
+        loaded objects (a few KiB for the corpus programs, ``method_allocator_loaded``)."""
+        planned = sum(getattr(self, "planned_sizes", ()))
+        need = planned + max(64 << 10, planned // 8)
+        unit, name = (1 << 20, "MiB") if need >= 1 << 20 else (1 << 10, "KiB")
+        self.bus.host_note(f"the method pool ({pool_size} bytes) is too small for this program: its planned memory "
+                           f"is {planned} bytes, plus what loading the method takes: give it a larger one, e.g. "
+                           f"-C firmware.pools.method.size={-(-need // unit)}{name} (fvp inspect shows the planned "
+                           f"memory)")
 
     # ------------------------------------------------------------------ main
     def main(self) -> int:
@@ -306,6 +249,7 @@ class Runner:
             log.info(msgs["planned_fast_pool"].format(size=fast_pool.size))
         base_planned = used()
         buffers = []
+        self.planned_sizes = [s for i, s in enumerate(plan.memory_planned_buffer_sizes) if i != fast_index]
         for idx, size in enumerate(plan.memory_planned_buffer_sizes):
             log.info(prof["planned_line"].format(index=idx, mem_id=idx + 1, size=size))
             region = "SLOW_MEMORY_REGION"
@@ -318,6 +262,8 @@ class Runner:
                 addr = self.fast_alloc.allocate(size, prof["planned_alignment"])
             else:
                 addr = self.method_alloc.allocate(size, prof["planned_alignment"])
+                if addr is None:
+                    self.method_pool_hint(pool.size)
             self.check(addr is not None, "buffer != nullptr",
                        f"Could not allocate memory for planned buffer with mem_id={idx + 1}, size {size} in {region}")
             buffers.append((addr, size))
@@ -347,9 +293,15 @@ class Runner:
             load_ok = False
             log.info(msgs["load_failed"].format(name=plan.name, status=int(e.code)))
             self.load_status = e.code
+            self.load_why = str(e.message).splitlines()[0] if e.message else ""
+            if e.code == Error.OperatorMissing:
+                self.load_why += ": this runner has no kernel for it; fvp inspect lists what the program needs"
+            elif e.code == Error.MemoryAllocationFailed and "planned buffer" not in self.load_why:
+                self.method_pool_hint(pool.size)
         self.loaded = used() - base_loaded
         log.info(msgs["method_loaded"].format(name=plan.name))
-        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))))
+        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))),
+                   why=getattr(self, "load_why", ""))
 
         log.info(msgs["preparing_inputs"])
         base_input = used()
@@ -376,7 +328,7 @@ class Runner:
         n = len(m.plan.inputs)
         if self.input_files is not None:
             return self.set_input_buffers()
-        files = list(self.boot.args.get("inputs") or [])
+        files = list(self.boot.args.inputs)
         if prof["prepare_inputs"] == "evalue_list":
             m._alloc("EValue", n)
         else:
@@ -443,7 +395,7 @@ class Runner:
         shape, laid out in the tensor's dim order."""
         if path.endswith(".npy"):
             try:
-                arr = np.load(io.BytesIO(data), allow_pickle=False)
+                arr = load_npy(data)
             except ValueError as e:
                 log.error(f"{path}: not a valid .npy file: {e}")
                 raise RuntimeFailure(Error.InvalidArgument, "npy") from None
@@ -588,7 +540,7 @@ class Runner:
         log.info(self.msgs["outputs"].format(n=len(outs)))
         if self.log_outputs or self.argv is not None:  # the semihosting runner prints no elements, only files
             self.print_tensors("Output", outs, elements=self.argv is None)
-        base = self.boot.args.get("output")
+        base = self.boot.args.output
         if base:
             for i, v in enumerate(outs):
                 if isinstance(v, RtTensor):
@@ -630,119 +582,6 @@ class Runner:
                              for j, x in enumerate(flat))
         if lines:
             log.printf("".join(lines))
-
-    def verify_result(self) -> bool:
-        """The BundleIO check of test case 0, as the runner does it: ``compute_method_output_error_stats``
-        then ``verify_method_outputs`` (both compare the data in memory order)."""
-        msgs = self.msgs
-        expected = self.bundle.test_suite(self.method_name).test_cases[0].expected_outputs
-        outs = self.method.output_values()
-        self.log_error_stats(expected, outs)
-        # Stricter than bundled_program.cpp (which loops over the method's outputs only, so a method with no
-        # outputs passes): a check that compares nothing fails, and so do differing counts.
-        problem = None
-        if not outs:
-            problem = "the method has no outputs: the BundleIO check compares nothing"
-        elif len(expected) != len(outs):
-            problem = f"bundled test case 0 has {len(expected)} expected outputs, the method {len(outs)} outputs"
-        if problem is not None:
-            log.error(problem)
-        ok = problem is None
-        for i, (e, o) in enumerate(zip(expected, outs)):
-            if not ok:
-                break
-            # verify_method_outputs supports tensors only (any other expected value: NotSupported)
-            ok = e.kind == "Tensor" and isinstance(o, RtTensor) and self.tensors_are_close(e, o)
-            if not ok and e.kind == "Tensor" and isinstance(o, RtTensor) and (
-                    e.scalar_type != o.scalar_type or tuple(e.sizes) != tuple(o.sizes)):
-                log.error(f"expected output {i} is {_describe(e.scalar_type, e.sizes)}, the method's output {i} "
-                          f"is {_describe(o.scalar_type, o.sizes)}")
-            elif not ok and (e.kind != "Tensor" or not isinstance(o, RtTensor)):
-                log.error(f"expected output {i} is a {e.kind}, the method's output {i} is "
-                          f"{'a Tensor' if isinstance(o, RtTensor) else 'not a Tensor'}: only tensors are compared")
-        if ok:
-            log.info(msgs["bundle_match"])
-            log.info(msgs["bundle_pass"].format(index=0))
-        else:
-            log.error(msgs["bundle_mismatch"].format(rtol=self.rtol, atol=self.atol))
-            log.error(msgs["bundle_fail"].format(index=0))
-            log.error(msgs["bundle_failed_status"].format(status=int(Error.NotFound)))
-        return ok
-
-    def tensors_are_close(self, e, o: RtTensor) -> bool:
-        """bundled_program.cpp ``tensors_are_close``: same dtype and sizes, the same strides (an ``ET_CHECK``:
-        a bundled tensor in another dim order than the output aborts the run), then floats within
-        ``atol + |rtol * output|`` element by element in memory order, any other dtype byte for byte."""
-        if e.scalar_type != o.scalar_type or tuple(e.sizes) != tuple(o.sizes):
-            return False
-        self.check(dense_strides(e.sizes, e.dim_order) == dense_strides(o.sizes, o.dim_order),
-                   "ArrayRef<executorch::aten::StridesType>(strides, bundled_tensor.dim()) == "
-                   "method_output_tensor.strides()",
-                   "The two inputs of `tensors_are_close` function shall have same strides")
-        exp = np.frombuffer(e.data(self.bundle.buffer), dtype=np.uint8)
-        got = o.raw(self.bus)
-        if o.type_name not in ("Float", "Double", "Half"):
-            return bool(np.array_equal(exp, got))
-        # data_is_close<float> subtracts in float; the half and double variants in double
-        work = np.float32 if o.type_name == "Float" else np.float64
-        b = got.view(o.dtype).astype(work)
-        a = exp.view(o.dtype).astype(work)
-        with np.errstate(invalid="ignore", over="ignore"):
-            if self.rtol == 0 and self.atol == 0:
-                close = a == b
-            else:
-                err = np.abs(a - b).astype(np.float64)
-                close = np.isfinite(err) & (err <= self.atol + np.abs(self.rtol * b.astype(np.float64)))
-            close |= np.isnan(a) & np.isnan(b)
-            close |= ~np.isfinite(a) & ~np.isfinite(b) & ((a > 0) == (b > 0))
-        return bool(close.all())
-
-    def log_error_stats(self, expected, outs) -> None:
-        """bundled_program.cpp ``compute_method_output_error_stats``: mean/max absolute and relative error
-        over every output element in memory order. Like the C++ it reads each tensor's data as ``float``
-        (``data_ptr<float>()``, whatever the dtype): ``numel`` floats from the start of the data."""
-        msgs = self.msgs
-        status, abs_errs, rel_errs = Error.Ok, [], []
-        if not expected:
-            log.error("No bundled expected outputs, so we can't verify the method outputs.")
-            status = Error.InvalidArgument
-        for e, o in zip(expected, outs):
-            if e.kind != "Tensor":
-                log.error(f"Data type {VALUE_KINDS.index(e.kind)} not supported")
-                status = Error.NotSupported
-                break
-            if not isinstance(o, RtTensor) or o.numel != e.numel:
-                log.error("Tensor size mismatch")
-                status = Error.InvalidArgument
-                break
-            x = self._as_floats(np.frombuffer(self.bundle.buffer, dtype=np.uint8), e.data_offset, e.numel)
-            a = self._as_floats(None, o.address, o.numel)
-            with np.errstate(invalid="ignore", over="ignore"):
-                d = np.abs(a - x).astype(np.float64)                # float subtraction, then double
-                divider = np.maximum(np.maximum(np.abs(a), np.abs(x)).astype(np.float64), 1e-8)
-            abs_errs.append(d)
-            rel_errs.append(d / divider)
-        if status != Error.Ok:
-            log.info(msgs["error_stats_failed"].format(index=0, status=int(status)))
-            return
-        ae = np.concatenate(abs_errs) if abs_errs else np.zeros(0)
-        re = np.concatenate(rel_errs) if rel_errs else np.zeros(0)
-        log.info(msgs["error_stats"].format(index=0))
-        log.info(msgs["mean_abs"].format(v=float(ae.mean()) if ae.size else 0.0))
-        log.info(msgs["max_abs"].format(v=_running_max(ae)))
-        log.info(msgs["mean_rel"].format(v=float(re.mean()) if re.size else 0.0))
-        log.info(msgs["max_rel"].format(v=_running_max(re)))
-
-    def _as_floats(self, buf, offset: int, n: int) -> np.ndarray:
-        """``n`` float32 values read from ``buf[offset:]`` (or simulated memory at ``offset`` when ``buf`` is
-        None); bytes past the end of ``buf`` read as zero."""
-        if buf is None:
-            raw = np.frombuffer(self.bus.read(offset, 4 * n), dtype=np.uint8)
-        else:
-            raw = np.zeros(4 * n, dtype=np.uint8)
-            chunk = buf[offset:offset + 4 * n]
-            raw[:chunk.size] = chunk
-        return raw.view(np.float32)
 
     # ------------------------------------------------------------------ statistics
     def log_mem_status(self) -> None:
@@ -789,51 +628,9 @@ class Runner:
             log.info(msgs["etdump_debug_stat"].format(used=used, size=size, free=size - used, pct=100 * used // size))
 
 
-def main(bus, boot_info: dict) -> int:
+def main(bus, boot: BootInfo) -> int:
     """The reset handler: run the program and end with EOT (or abort on a fatal check)."""
-    boot = BootInfo.from_mapping(boot_info)
     try:
         return Runner(bus, boot).main()
     finally:
         log.install(None)  # the runner's console ends with the run (a later run or tool must not log to it)
-
-
-def ethosu_command_streams(image: bytes) -> list[dict]:
-    """The Ethos-U driver payloads of a ``.pte``/``.bpte`` image, for tools (``fvp disasm``).
-
-    One dict per EthosUBackend delegate of the first method: ``delegate`` (index), ``offset`` (of the blob in
-    the image), ``cmd_data`` (bytes of the COP1 payload), ``weight_size``, ``scratch_size``, ``inputs`` and
-    ``outputs`` (Vela I/O records). Raises ``RuntimeFailure`` with a one-line message for a bad image.
-    """
-    from .executorch.vela_bin import parse_vela_bin
-
-    prog_off = 0
-    if is_bundled(image):
-        b = load_bundled(image)
-        prog_off = b.program_offset
-        program = b.load_program()
-    else:
-        program = load_program(image)
-    out = []
-    for plan in program.execution_plans[:1]:
-        for i, d in enumerate(plan.delegates):
-            if d.id != "EthosUBackend":
-                continue
-            off, size = program.delegate_data(d)
-            blob = program.view(off, size)
-            vela = parse_vela_bin(blob)
-            c_off, c_size = vela.cmd_data
-            out.append({"delegate": i, "offset": prog_off + off, "cmd_data": bytes(blob[c_off:c_off + c_size]),
-                        "weight_size": vela.weight_data[1] if vela.weight_data else 0,
-                        "scratch_size": vela.scratch_size, "inputs": list(vela.inputs), "outputs": list(vela.outputs)})
-    return out
-
-
-def inspect_program(image: bytes) -> dict:
-    """What a ``.pte``/``.bpte`` image holds, for tools (``fvp inspect``): methods, inputs and outputs (dtype,
-    shape, dim order, quantization), operators (and whether this runner has each kernel), delegates with their
-    compile specs, planned memory per ``mem_id`` and the pool sizes this runner needs for it (its default
-    runtime profile). Raises ``RuntimeFailure`` with a one-line message for a bad image."""
-    from .executorch.program_info import describe_image
-
-    return describe_image(image, RUNTIME_KERNELS, get_profile(DEFAULT_PROFILE), DEFAULT_PROFILE)

@@ -13,6 +13,47 @@ Three kinds of problems are kept apart (as QEMU and Renode do):
 """
 
 
+import enum
+
+
+class _Named(str, enum.Enum):
+    """A named code that is also its string (JSON, logs and comparisons with the spelling keep working), printed
+    as its value on every Python (``str``/``format`` of a ``str`` enum differ between 3.10 and 3.11)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class StopReason(_Named):
+    """Why a simulation stopped (``SimulationStop.reason``, ``RunResult.reason``)."""
+    USER = "user"                # the UART's EOT byte or shutdown tag: "Simulation stopped by user"
+    EXIT = "exit"                # semihosting SYS_EXIT(_EXTENDED): the message is the status
+    RETURNED = "returned"        # the firmware entry returned without stopping the simulation
+    CYCLE_LIMIT = "cycle_limit"  # --cyclelimit
+    TIME_LIMIT = "time_limit"    # --timelimit (host seconds)
+    GUEST_ERROR = "guest_error"  # the firmware misused the hardware, in strict mode
+    HARD_FAULT = "hard_fault"    # the CPU took a fault nothing handles
+    ABORT = "abort"              # the firmware aborted (a fatal ET_CHECK, abort())
+    DEADLOCK = "deadlock"        # WFI with no interrupt that can ever come
+    LOCKUP = "lockup"            # the application's code on QEMU: a fault the CPU could not take
+    RESET = "reset"              # the application's code on QEMU asked for a system reset (SYSRESETREQ)
+    QEMU = "qemu"                # QEMU, running the application's code, exited on its own
+    ERROR = "error"              # a simulator error the run could not go on from (a one-line FvpError)
+    CRASH = "crash"              # a bug in the Python firmware model
+
+
+class FaultKind(_Named):
+    """What an ``NpuFault`` is, and so which STATUS bits the device sets."""
+    CMD_PARSE_ERROR = "cmd_parse_error"
+    BUS_ERROR = "bus_error"
+    WATCHDOG = "watchdog"
+    UNSUPPORTED = "unsupported"
+    INTERNAL_ERROR = "internal_error"
+
+
 class FvpError(Exception):
     """Root of every error the simulator raises on purpose."""
 
@@ -27,6 +68,13 @@ class ConfigProblems(ConfigError):
     def __init__(self, problems: list[str]):
         super().__init__("\n".join(problems))
         self.problems = problems
+
+
+class OutputLost(FvpError):
+    """A file the command line asked for could not be written (a full disk, a failing device): one line, exit
+    status 1 (the run's output is lost), never 2."""
+
+    exit_status = 1
 
 
 class BusFault(FvpError):
@@ -45,14 +93,14 @@ class NpuFault(FvpError):
     (an access the NPU's masters cannot make: STATUS.bus_status), ``"watchdog"`` (the stream runs past the
     board's ``npu.max_commands``: STATUS.wd_fault), ``"unsupported"`` (valid for the hardware but not modelled
     here; reported to the driver as a parse error) or ``"internal_error"`` (a bug in the NPU model; reported as a
-    parse error and a ``[critical]`` line). ``offset`` is the byte offset of the command in the stream,
+    parse error and a ``[critical]`` line): a ``FaultKind``. ``offset`` is the byte offset of the command in the stream,
     ``address`` the faulting bus address (bus errors), ``region`` the region index involved.
     """
 
     def __init__(self, kind: str, message: str, offset: int = -1, address: int | None = None,
                  region: int | None = None):
         super().__init__(message)
-        self.kind = kind
+        self.kind = FaultKind(kind)  # a spelling that is not a kind is a bug here, not a fault of the stream
         self.offset = offset
         self.address = address
         self.region = region
@@ -66,6 +114,7 @@ class SimulationStop(BaseException):
     """
 
     def __init__(self, reason: str, message: str = ""):
+        reason = StopReason(reason)
         super().__init__(reason, message)
         self.reason = reason
         self.message = message

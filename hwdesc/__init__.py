@@ -12,4 +12,6 @@ driver and a real RTL share one generated register header; this package imports 
 * :mod:`hwdesc.sigmoid` -- the int16 TANH/SIGMOID table (TFLite's, the Ethos-U's built-in one, Vela's U85 LUT).
 * :mod:`hwdesc.cmsdk_uart` -- the CMSDK APB UART.
 * :mod:`hwdesc.cortex_m55` -- the Cortex-M55 system registers the simulator models (DWT, PMU, NVIC, SCB, DCB).
+* :mod:`hwdesc.boot` -- the boot-info record the platform gives a firmware image at reset (``BootInfo``, ``Pool``,
+  ``NpuInfo``, ``Memory``).
 """

@@ -101,6 +101,17 @@ MMIO_BASE = RegisterMap("ethosu", (
                    hi_doc="bits [39:32] (40-bit U65 only)"),
 ))
 
+
+
+def regioncfg_axi_port(memtype: int) -> int:
+    """The AXI port a region's REGIONCFG memory type (0..3) sends its traffic through: types 0 and 1 use the
+    AXI_LIMIT0/1 settings of AXI0, types 2 and 3 the AXI_LIMIT2/3 settings of AXI1."""
+    return (memtype >> 1) & 1
+
+
+# the command-stream regions Vela's memory modes place (const/arena/cache, Vela's BasePointerIndex)
+REGION_WEIGHTS, REGION_SCRATCH, REGION_SCRATCH_FAST = 0, 1, 2
+
 MMIO_PMU = RegisterMap("ethosu.pmu", (
     *pmu_control_registers(0x180, _COUNTERS),
     Register("PMCCNTR_CFG", 0x1A8, "RW", 0, (Field("cycle_cnt_cfg_start", 0, 10), Field("cycle_cnt_cfg_stop", 16, 10))),

@@ -8,7 +8,12 @@
 - the host's rooms are layers (docs/architecture.md): what the host knows of programs (fvp.host.programs) imports
   no other room; a run (fvp.host.run) imports the programs room only; the drop-in (fvp.host.dropin) imports the run
   and the programs rooms only; the host's shared mechanics (entry, launch, cli_args, inputs) import no room;
-- no import cycle anywhere: not among the modules' top-level imports, and not through imports inside functions.
+- no import cycle anywhere: not among the modules' top-level imports, and not through imports inside functions;
+- the layers inside the simulated machine's NPU (docs/architecture.md): the functional engines never import the
+  device, the bus or the simulator; the timing model (and the products' performance and channel models) never
+  imports the weight decoders or the engines; the product families (``npu/u55``, ``npu/u85``) never import each
+  other; the shared NPU modules, and everything outside the NPU, never import a product module except through
+  the one selection point (``npu/arch.py``).
 """
 
 import ast
@@ -172,3 +177,70 @@ def test_scanner_catches_every_import_form(tmp_path):
                                                          ("fvp.machine.b", "fvp.host.report")]
     assert _cycles(graph, module_level_only=True) == []
     assert _cycles(graph, module_level_only=False) == [["fvp.machine.b", "fvp.host.report", "fvp.machine.b"]]
+
+
+# ------------------------------------------------------------------------------------------------ the NPU's layers
+
+NPU = "fvp.machine.npu"
+PRODUCTS = (f"{NPU}.u55", f"{NPU}.u85")
+SELECTION = f"{NPU}.arch"  # the variant table: the one module that names the product families
+ENGINES = (f"{NPU}.engines",)
+TIMING = (f"{NPU}.timing", *(f"{p}.{m}" for p in PRODUCTS for m in ("performance", "channels")))
+WEIGHTS = (f"{NPU}.weight_cache", f"{NPU}.mlw", *(f"{p}.weights" for p in PRODUCTS))
+
+
+def test_the_engines_import_neither_the_device_nor_the_bus_nor_the_simulator():
+    assert _offenders(GRAPH, ENGINES, [f"{NPU}.device", "fvp.machine.bus", "fvp.machine.sim",
+                                       "fvp.machine.platform"]) == []
+
+
+def test_the_timing_model_imports_neither_the_weights_nor_the_engines():
+    assert _offenders(GRAPH, TIMING, [*WEIGHTS, *ENGINES]) == []
+
+
+def test_the_product_families_never_import_each_other():
+    for p in PRODUCTS:
+        assert _offenders(GRAPH, [p], [q for q in PRODUCTS if q != p]) == []
+
+
+def _product_imports_outside(graph):
+    """(module, product module) for every import of a product module by a module that is neither a product's
+    own nor the selection point."""
+    return sorted({(m, n) for m, imps in graph.items() if not _within(m, PRODUCTS) and m != SELECTION
+                   for n, _ in imps if _within(n, PRODUCTS)})
+
+
+def test_product_modules_are_imported_only_through_the_selection_point():
+    assert _product_imports_outside(GRAPH) == []
+    assert _offenders(GRAPH, [SELECTION], PRODUCTS)  # the selection point does name them
+
+
+def test_the_npu_layers_exist():
+    mods = set(GRAPH)
+    for m in (SELECTION, f"{NPU}.family", f"{NPU}.descriptors", *PRODUCTS, f"{NPU}.engines.reference",
+              f"{NPU}.engines.fast", f"{NPU}.timing.model", f"{NPU}.weight_cache"):
+        assert m in mods, m
+    assert any(_within(m, TIMING) for m in mods) and any(_within(m, WEIGHTS) for m in mods)
+
+
+def test_the_layer_rules_see_a_violation(tmp_path):
+    pkg = tmp_path / "fvp" / "machine" / "npu"
+    for d in ("engines", "timing", "u55", "u85"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    for d in (tmp_path / "fvp", tmp_path / "fvp" / "machine", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "engines" / "x.py").write_text("from ...sim import interruption_point\n")
+    (pkg / "timing" / "t.py").write_text("def f():\n    from ..u85 import weights\n")
+    (pkg / "u55" / "a.py").write_text("from ..u85 import b\n")
+    (pkg / "u85" / "b.py").write_text("")
+    (pkg / "u85" / "weights.py").write_text("")
+    (pkg / "checker.py").write_text("from .u55 import a\n")
+    graph = _scan(tmp_path, ("fvp",))
+    assert _offenders(graph, ENGINES, ["fvp.machine.sim"]) == [(f"{NPU}.engines.x", "fvp.machine.sim")]
+    assert _offenders(graph, TIMING, WEIGHTS) == [(f"{NPU}.timing.t", f"{NPU}.u85.weights")]
+    assert _offenders(graph, [f"{NPU}.u55"], [f"{NPU}.u85"]) == [(f"{NPU}.u55.a", f"{NPU}.u85"),
+                                                                  (f"{NPU}.u55.a", f"{NPU}.u85.b")]
+    assert _product_imports_outside(graph) == [(f"{NPU}.checker", f"{NPU}.u55"), (f"{NPU}.checker", f"{NPU}.u55.a"),
+                                               (f"{NPU}.timing.t", f"{NPU}.u85"),
+                                               (f"{NPU}.timing.t", f"{NPU}.u85.weights")]

@@ -19,7 +19,7 @@ import json
 import numpy as np
 import pytest
 
-from fvp.machine.npu.weights import WeightCache
+from fvp.machine.npu.weight_cache import WeightCache
 from machine.npu.helpers import extract_vela_blobs, run_blob
 from testutil import DATA, run_fvp
 

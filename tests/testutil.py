@@ -63,7 +63,7 @@ class KernelHarness:
         import numpy as np
 
         from firmware.executorch.method import RtTensor
-        from firmware.executorch.program import SCALAR_TYPES
+        from firmware.executorch.program_types import SCALAR_TYPES
 
         arr = None if arr is None else np.ascontiguousarray(arr)
         shape = arr.shape if arr is not None else shape

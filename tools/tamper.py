@@ -6,7 +6,9 @@ Used by the fuzzer's ``tamper`` target (``tools/fuzz.py``) and by the regression
 * ``outputs_count(image)``: ``(position, count)`` of the first method's ``outputs`` vector length;
 * ``vela_output_records(image)``: per Ethos-U output record, the positions of its ``elem_size``, ``offset``
   and shape fields;
-* ``kernel_uses(image)``: per KernelCall, ``(operator, [value indices])``.
+* ``kernel_uses(image)``: per KernelCall, ``(operator, [value indices])``;
+* ``instruction_types(image)``: per instruction of the first chain, ``(index, kind, position of its
+  instr_args_type byte)``.
 
 Positions are absolute offsets in the image (a ``.bpte``'s embedded program included).
 """
@@ -20,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from firmware.executorch.bundled import is_bundled, load_bundled  # noqa: E402
 from firmware.executorch.flatbuf import FlatBuffer  # noqa: E402
-from firmware.executorch.program import EVALUE_KINDS, load_program  # noqa: E402
+from firmware.executorch.program import load_program  # noqa: E402
+from firmware.executorch.program_types import EVALUE_KINDS  # noqa: E402
 from firmware.executorch.vela_bin import IO_RECORD_SIZE, parse_vela_bin  # noqa: E402
 
 
@@ -44,6 +47,18 @@ def evalue_tags(image: bytes) -> list[tuple[int, str, int]]:
         pos = ev._field(0, 1, "val_type")
         if pos:
             out.append((i, EVALUE_KINDS[data[pos]] if data[pos] < len(EVALUE_KINDS) else "?", base + pos))
+    return out
+
+
+def instruction_types(image: bytes) -> list[tuple[int, str, int]]:
+    from firmware.executorch.program_types import INSTRUCTION_KINDS
+
+    base, data, _ = _program(image)
+    chain = _plan_table(data).tables(5, "Chain", "chains")[0]
+    out = []
+    for i, ins in enumerate(chain.tables(2, "Instruction", "instructions")):
+        pos = ins._field(0, 1, "instr_args_type")
+        out.append((i, INSTRUCTION_KINDS[data[pos]] if data[pos] < len(INSTRUCTION_KINDS) else "?", base + pos))
     return out
 
 

@@ -244,7 +244,7 @@ def run_model(model: TfliteModel, board: str = "corstone-300-ethos-u55-128", ove
         raise ToolError(f"board {board}: no Ethos-U")
     platform = Platform(spec, out=io.StringIO(), quiet_guest=True)
     boot = platform.boot_info
-    npu = boot["npu"]
+    npu = boot.npu
     regions = spec.firmware.link_regions  # the runner's linker regions: name -> (base, size)
     if "DDR" not in regions or "SRAM" not in regions:
         raise ToolError(f"board {board}: the firmware memory map has no DDR or SRAM region")
@@ -257,8 +257,8 @@ def run_model(model: TfliteModel, board: str = "corstone-300-ethos-u55-128", ove
     cpu_view(model_addr, len(model.data), "cpu")[:] = memoryview(model.data)
     placement = {"model": (model_addr, len(model.data)), "arena": (sram_base, 0)}
     console = _Console()
-    pmu = MlekPmu(platform.port, npu["base"])
-    driver = EthosUDriver(platform.port, npu["base"], qconfig=npu["qconfig"], regioncfg=npu["regioncfg"],
+    pmu = MlekPmu(platform.port, npu.base)
+    driver = EthosUDriver(platform.port, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
                           fast_memory=None, console=console, hooks=pmu)
     if not driver.init():
         raise ToolError(f"Ethos-U driver init failed: {console.text().strip()}")

@@ -22,8 +22,10 @@ import numpy as np
 
 from firmware.executorch.error import Error, RuntimeFailure
 from firmware.executorch.flatbuf import FlatBuffer, Table, as_memoryview, fail, required
-from firmware.executorch.program import (SCALAR_TYPES, SCALAR_VALUES, SIZE_T_MAX, Program, _ident_str, check_dim_order,
-                                         check_sizes, load_program, read_scalar_type, read_sizes, tensor_view)
+from firmware.executorch.program import load_program
+from firmware.executorch.program_types import (SCALAR_TYPES, SCALAR_VALUES, SIZE_T_MAX, Program, _ident_str,
+                                               check_dim_order, check_sizes, read_scalar_type, read_sizes,
+                                               tensor_view)
 
 BUNDLED_IDENTIFIER = b"BP08"
 VALUE_KINDS = ("None", "Tensor", "Int", "Bool", "Double")

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import log
 from .error import Error, RuntimeFailure
-from .program import DYNAMIC_UNBOUND, SCALAR_TYPES, STATIC, Program
+from .program_types import DYNAMIC_UNBOUND, SCALAR_TYPE_IDS, SCALAR_TYPES, STATIC, Program
 
 BOOL_TYPE = 11
 
@@ -331,16 +331,29 @@ class Method:
                 elif kind == "MoveCall":
                     self._move(a, b)
                 elif kind == "JumpFalseCall":
-                    cond = self.values[a]
-                    if isinstance(cond, RtTensor):
-                        cond = bool(cond.array(bus).reshape(-1)[0])
-                    if not cond:
+                    if not self._cond_value(a):
                         pc = b
                         temp.reset()
                         continue
                 # FreeCall: the planned memory is reused by later tensors; nothing to do
                 temp.reset()
                 pc += 1
+
+    def _cond_value(self, index: int) -> bool:
+        """``parse_cond_value`` (``method.cpp``): a Bool tensor is true when every element is; a Bool scalar is
+        itself; any other value (a tensor of another dtype, an Int, a list) is ``InvalidProgram``."""
+        cond = self.values[index]
+        if isinstance(cond, RtTensor):
+            if cond.scalar_type != SCALAR_TYPE_IDS["Bool"]:
+                log.error(f"Check failed (executorch::aten::ScalarType::Bool == cond_val.scalar_type()): "
+                          f"Expected dtype of {SCALAR_TYPE_IDS['Bool']} got {cond.scalar_type}")
+                raise RuntimeFailure(Error.InvalidProgram, f"JumpFalseCall condition (value {index}) is a "
+                                                           f"{cond.type_name} tensor, not Bool")
+            return bool(np.all(cond.array(self.bus)))
+        if isinstance(cond, bool):
+            return cond
+        log.error(f"Unsupported JF EValue type (value {index}: {type(cond).__name__})")
+        raise RuntimeFailure(Error.InvalidProgram, f"JumpFalseCall condition (value {index}) is not a Bool")
 
     def _move(self, src: int, dst: int) -> None:
         v = self.values[src]

@@ -16,7 +16,8 @@ import re
 
 from firmware.executorch.bundled import is_bundled, load_bundled
 from firmware.executorch.error import RuntimeFailure
-from firmware.executorch.program import SCALAR_TYPES, load_program
+from firmware.executorch.program import load_program
+from firmware.executorch.program_types import SCALAR_TYPES
 from firmware.executorch.vela_bin import parse_vela_bin
 
 _FLAG_RE = {
@@ -103,15 +104,31 @@ def _quantization(plan) -> tuple[dict, dict]:
     return q_in, dq_out
 
 
-def _delegate_info(program, d, index: int, calls: int) -> dict:
-    specs = {s.key: _spec_text(s.value) for s in d.compile_specs}
+def _vela_flags(specs: dict) -> dict:
+    """The NPU configuration a delegate's compile specs name: ``target``, ``system_config``, ``memory_mode`` (None
+    where not recorded), from Vela's flags in ``compile_flags`` (the ``target`` spec when the flags have none)."""
     flags = specs.get("compile_flags", "")
-    info = {"index": index, "id": d.id, "calls": calls, "compile_specs": specs}
+    out = {}
     for what, rx in _FLAG_RE.items():
         m = rx.search(flags)
-        info[what] = m.group(1) if m else None
-    if info["target"] is None and "target" in specs:
-        info["target"] = specs["target"]
+        out[what] = m.group(1) if m else None
+    if out["target"] is None and "target" in specs:
+        out["target"] = specs["target"]
+    return out
+
+
+def ethosu_configurations(image) -> list[dict]:
+    """The NPU configuration of every Ethos-U delegate of a ``.pte``/``.bpte`` image's first method, in file
+    order (``_vela_flags``). Raises ``RuntimeFailure`` for a file the runtime would refuse."""
+    program = load_bundled(image).load_program() if is_bundled(image) else load_program(image)
+    plans = program.execution_plans[:1]
+    return [_vela_flags({s.key: _spec_text(s.value) for s in d.compile_specs})
+            for plan in plans for d in plan.delegates if d.id == "EthosUBackend"]
+
+
+def _delegate_info(program, d, index: int, calls: int) -> dict:
+    specs = {s.key: _spec_text(s.value) for s in d.compile_specs}
+    info = {"index": index, "id": d.id, "calls": calls, "compile_specs": specs, **_vela_flags(specs)}
     off, size = program.delegate_data(d)
     info["data_size"] = size
     if d.id == "EthosUBackend":

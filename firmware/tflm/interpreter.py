@@ -8,8 +8,15 @@ where the plan puts them in the arena (the board's ``firmware.pools.arena``); co
 place from the model in memory. ``invoke`` runs the operators in order: CPU kernels (``kernels/``) over numpy
 views of simulated memory, the ``ethos-u`` custom operator through the Ethos-U driver (``ethosu_op.py``).
 
+Variable tensors (the state of UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF and of Vela's NPU lowering of them) are
+TFLM's: one with an offline-planned offset is planned in the head at that offset (``needs_allocating``), any
+other is a persistent buffer of the tail (``AllocateVariables``, 16-byte aligned, below the rest of the tail);
+AllocateTensors resets each (``ResetVariableTensors``: the zero point's byte for an int8 tensor, 0 otherwise)
+and ``invoke`` leaves them as the last invocation wrote them, so state carries from one invocation to the next.
+
 The arena's persistent part (TfLiteEvalTensors, node and registration records, kernel op data, the interpreter
-objects) is an estimate from 32-bit struct sizes (``TAIL_*`` below); the planned head is exact.
+objects) is an estimate from 32-bit struct sizes (``TAIL_*`` below); the planned head and the variable tensors'
+bytes are exact.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import REGISTRY, PrepareError
+from .kernels.common import TYPE_INT8
 from .kernels.softmax import KernelCheckFailed
 from .model import Model
-from .planner import ALIGNMENT, PLANNERS, Buffer, align_up, lifetimes
+from .planner import ALIGNMENT, ONLINE, PLANNERS, Buffer, align_up, lifetimes
 
 # Persistent-tail estimate, 32-bit Cortex-M (bytes): allocator, interpreter and planner objects; per tensor a
 # TfLiteEvalTensor; per operator a NodeAndRegistration + builtin data; per model input/output a TfLiteTensor
@@ -133,13 +141,19 @@ class Interpreter:
                                        f"{reg} failed to prepare") from None
             self.nodes.append(Node(op=op, name=reg, prepared=prepared, scratch=[]))
 
-        def needs(t):
-            return t.data_offset is None and not t.is_variable and t.nbytes > 0
+        offline = model.offline_offsets
+        for op in model.operators:  # AllocationInfoBuilder::ValidateSubgraph
+            for t in op.intermediates:
+                if model.tensors[t].nbytes:
+                    raise InterpreterError([f"Does not support intermediate tensor with non-zero size: "
+                                            f"{model.tensors[t].nbytes}"], "intermediate tensor")
 
-        for t in model.tensors:
-            if t.is_variable:
-                raise InterpreterError([f"tensor {t.index} ({t.name}) is a variable tensor: not supported"],
-                                       "variable tensor")
+        def needs(t):
+            if t.is_variable:  # planned in the head only with an offline offset
+                return offline is not None and offline[t.index] != ONLINE and t.nbytes > 0
+            return t.data_offset is None and t.nbytes > 0
+
+        tail_variables = [t for t in model.tensors if t.is_variable and not needs(t) and t.nbytes > 0]
         buffers = lifetimes(model, needs)
         n_scratch = 0
         for i, node in enumerate(self.nodes):
@@ -149,8 +163,16 @@ class Interpreter:
         self.tail = (TAIL_FIXED + TAIL_PER_TENSOR * len(model.tensors) + TAIL_PER_OPERATOR * len(model.operators)
                      + TAIL_PER_IO_TENSOR * (len(model.inputs) + len(model.outputs)) + TAIL_PER_SCRATCH * n_scratch
                      + sum(getattr(n.prepared, "persistent", 0) for n in self.nodes))
+        if self.planner != "greedy" and any(b.offline_offset != ONLINE for b in buffers):
+            # MicroMemoryPlanner::AddBuffer(..., offline_offset) fails for every planner but the greedy one
+            raise InterpreterError([f"the {self.planner} memory planner cannot place offline-planned buffers (the "
+                                    f"model has an OfflineMemoryAllocation plan, e.g. Vela's): use "
+                                    f"firmware.allocator: greedy"], "offline plan")
         self.head = PLANNERS[self.planner](buffers)
         self.buffers = buffers
+        for t in tail_variables:  # AllocateVariables: persistent buffers below the rest of the tail
+            self.tail = align_up(self.tail) + align_up(t.nbytes)
+            self.addresses[t.index] = self.arena_address + self.arena_size - self.tail
         available = self.arena_size - align_up(self.tail)
         if self.head > available:
             raise InterpreterError([f"Failed to resize buffer. Requested: {self.head}, available "
@@ -159,12 +181,21 @@ class Interpreter:
         for b in buffers:
             if b.tensor >= 0:
                 self.addresses[b.tensor] = self.arena_address + b.offset
+        self.reset_variables()
         scratch = {-1 - b.tensor: self.arena_address + b.offset for b in buffers if b.tensor < 0}
         k = 0
         for node in self.nodes:
             for _ in getattr(node.prepared, "scratch", []) or []:
                 node.scratch.append(scratch[k])
                 k += 1
+
+    def reset_variables(self) -> None:
+        """``ResetVariableTensors``: every variable tensor to its zero point's byte (int8) or 0."""
+        for t in self.model.tensors:
+            if t.is_variable and t.index in self.addresses and t.nbytes:
+                value = t.params_zero_point & 0xFF if t.type == TYPE_INT8 and t.zero_point.size else 0
+                self.bus.view(self.addresses[t.index], t.nbytes)[:] = value
+                self.bus.work("memset_byte", t.nbytes)
 
     @property
     def arena_used_bytes(self) -> int:

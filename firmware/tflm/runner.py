@@ -42,15 +42,17 @@ import io
 
 import numpy as np
 
-from hwdesc.ethosu import MMIO as NPU, PMU_EVENT as EV
+from hwdesc import ethosu as U55, ethosu85 as U85
+from hwdesc.boot import BootInfo
 
-from ..drivers.ethosu import EthosUDriver
+from ..drivers.ethosu import driver_for
 from ..drivers.uart import Uart
-from ..hal import BootInfo
+from ..npy import load_npy
 from .ethosu_op import EthosUKernel
 from .interpreter import Interpreter, InterpreterError
 from .model import ModelError, builtin_names, load_model
 from .planner import PLANNERS
+from .program_info import ethosu_configurations  # noqa: F401 - the image's program reader, for the host
 
 _OPTIONS = {
     "inputs": "how inputs are filled without -i: random (MLEK: std::rand() & 0xFF) or zeros",
@@ -63,26 +65,32 @@ _OPTIONS = {
     "rtol": "unused by this image (inherited)",
 }
 
-# the Ethos-U PMU registers and the events ethosu_profiler.c counts (NPU_IDLE first), from the interface tables
-PMCR, PMCNTENSET, PMCNTENCLR, PMCCNTR, PMCCNTR_HI, PMCCNTR_CFG = (NPU[n].offset for n in (
-    "PMCR", "PMCNTENSET", "PMCNTENCLR", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
-PROFILER_EVENTS = (EV.NPU_IDLE, EV.AXI0_RD_DATA_BEAT_RECEIVED, EV.AXI0_WR_DATA_BEAT_WRITTEN,
-                   EV.AXI1_RD_DATA_BEAT_RECEIVED)
+# the events ethosu_profiler.c counts, per NPU family (the PMU registers and event numbers from the interface
+# tables): ETHOSU55/ETHOSU65 NPU_IDLE first (ACTIVE = TOTAL - IDLE), the AXI0 read/write and AXI1 read beats;
+# ETHOSU85 NPU_ACTIVE first (IDLE = TOTAL - ACTIVE), the SRAM and EXT read/write beats, printed with the names
+# ethosu_profiler.c gives them ("NPU ETHOSU_PMU_SRAM_RD_DATA_BEAT_RECEIVED", ...)
+PROFILER_EVENTS = {
+    "u55": (U55.MMIO, (U55.PMU_EVENT.NPU_IDLE, U55.PMU_EVENT.AXI0_RD_DATA_BEAT_RECEIVED,
+                       U55.PMU_EVENT.AXI0_WR_DATA_BEAT_WRITTEN, U55.PMU_EVENT.AXI1_RD_DATA_BEAT_RECEIVED)),
+    "u85": (U85.MMIO, tuple(U85.PMU_EVENT.value(n) for n in (
+        "NPU_ACTIVE", "SRAM_RD_DATA_BEAT_RECEIVED", "SRAM_WR_DATA_BEAT_WRITTEN", "EXT_RD_DATA_BEAT_RECEIVED",
+        "EXT_WR_DATA_BEAT_WRITTEN"))),
+}
+U85_BEATS = ("SRAM_RD_DATA_BEAT_RECEIVED", "SRAM_WR_DATA_BEAT_WRITTEN", "EXT_RD_DATA_BEAT_RECEIVED",
+             "EXT_WR_DATA_BEAT_WRITTEN")
 
 
-def check_config(boot: dict) -> list[str]:
+def check_config(boot: BootInfo) -> list[str]:
     """Problems with the board's firmware section for this image, one line each (exit status 2)."""
-    fw = boot.get("firmware") or {}
     problems = []
-    planner = fw.get("allocator") or "greedy"
+    planner = boot.allocator
     if planner not in PLANNERS:
         problems.append(f"firmware.allocator: {planner!r} is not a TFLite Micro memory planner; allowed: "
                         f"{', '.join(PLANNERS)}")
-    pools = boot.get("pools") or {}
-    if "arena" not in pools or not (pools["arena"] or {}).get("size"):
+    if "arena" not in boot.pools or not boot.pools["arena"].size:
         problems.append("firmware.pools.arena: required by tflm_inference_runner (the tensor arena: region, size, "
                         "npu: true)")
-    for key, value in (fw.get("options") or {}).items():
+    for key, value in boot.options.items():
         if key not in _OPTIONS:
             problems.append(f"firmware.options.{key}: unknown option; allowed: {', '.join(_OPTIONS)}")
         elif key == "inputs" and value not in ("random", "zeros"):
@@ -103,30 +111,39 @@ class _Stop(Exception):
 class NpuProfiler:
     """The driver hooks of ``ethosu_profiler.c``: counters on between ethosu_inference_begin and _end."""
 
-    def __init__(self, bus, base: int):
-        self.bus, self.base = bus, base
-        self.mask = NPU.PMCNTENSET.mask()  # the four event counters and the cycle counter
+    def __init__(self, bus, base: int, family: str = "u55"):
+        self.bus, self.base, self.family = bus, base, family
+        self.regs, self.events = PROFILER_EVENTS[family]
+        r = self.regs
+        self.pmcr, self.enset, self.enclr, self.ccnt, self.ccnt_hi, self.ccnt_cfg = (r[n].offset for n in (
+            "PMCR", "PMCNTENSET", "PMCNTENCLR", "PMCCNTR", "PMCCNTR_HI", "PMCCNTR_CFG"))
+        # the cycle counter and the event counters the profiler uses
+        self.mask = r.PMCNTENSET.mask("CYCLE_CNT", *(f"EVENT_CNT_{i}" for i in range(len(self.events))))
 
     def init(self) -> None:
-        w, r, b = self.bus.write32, self.bus.read32, self.base
-        for i, ev in enumerate(PROFILER_EVENTS):
-            w(b + NPU.PMEVTYPER.at(i), ev)
-        w(b + PMCCNTR_CFG, 0)
-        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("cnt_en"))  # ETHOSU_PMU_Enable
-        w(b + PMCNTENCLR, self.mask)
-        w(b + PMCR, r(b + PMCR) | NPU.PMCR.mask("event_cnt_rst", "cycle_cnt_rst"))
+        w, r, b, regs = self.bus.write32, self.bus.read32, self.base, self.regs
+        for i, ev in enumerate(self.events):
+            w(b + regs.PMEVTYPER.at(i), ev)
+        w(b + self.ccnt_cfg, 0)
+        w(b + self.pmcr, r(b + self.pmcr) | regs.PMCR.mask("cnt_en"))  # ETHOSU_PMU_Enable
+        w(b + self.enclr, self.mask)
+        w(b + self.pmcr, r(b + self.pmcr) | regs.PMCR.mask("event_cnt_rst", "cycle_cnt_rst"))
 
     def inference_begin(self) -> None:
-        self.bus.write32(self.base + PMCNTENCLR, self.mask)
-        self.bus.write32(self.base + PMCNTENSET, self.mask)
+        self.bus.write32(self.base + self.enclr, self.mask)
+        self.bus.write32(self.base + self.enset, self.mask)
 
     def inference_end(self) -> None:
-        self.bus.write32(self.base + PMCNTENCLR, self.mask)
+        self.bus.write32(self.base + self.enclr, self.mask)
 
     def counters(self) -> dict:
         r, b = self.bus.read32, self.base
-        total = r(b + PMCCNTR) | (r(b + PMCCNTR_HI) << 32)
-        ev = [r(b + NPU.PMEVCNTR.at(i)) for i in range(len(PROFILER_EVENTS))]
+        total = r(b + self.ccnt) | (r(b + self.ccnt_hi) << 32)
+        ev = [r(b + self.regs.PMEVCNTR.at(i)) for i in range(len(self.events))]
+        if self.family == "u85":
+            out = {"active": ev[0], "idle": total - ev[0], "total": total}
+            out.update(zip(U85_BEATS, ev[1:]))
+            return out
         return {"idle": ev[0], "axi0_rd": ev[1], "axi0_wr": ev[2], "axi1_rd": ev[3], "total": total,
                 "active": total - ev[0]}
 
@@ -189,13 +206,15 @@ class Runner:
             self.fail("Failed to initialise model", f"{boot.model_name or 'model'}: {e}")
         arena = boot.pools["arena"]
         npu = boot.npu
-        self.profiler = NpuProfiler(bus, npu.base) if npu is not None else None
+        family = "u85" if npu is not None and str(npu.variant).startswith("ethos-u85") else "u55"
+        self.profiler = NpuProfiler(bus, npu.base, family) if npu is not None else None
         driver = None
         if npu is not None:
             fast = boot.pools.get("fast_scratch")
-            driver = EthosUDriver(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
-                                  fast_memory=(fast.address, fast.size) if fast is not None and fast.size else None,
-                                  console=self.console, hooks=self.profiler)
+            driver_cls, build = driver_for(npu.variant)  # the driver built for this NPU (ETHOSU55/65/85)
+            driver = driver_cls(bus, npu.base, qconfig=npu.qconfig, regioncfg=npu.regioncfg,
+                                fast_memory=(fast.address, fast.size) if fast is not None and fast.size else None,
+                                console=self.console, hooks=self.profiler, **build)
             if not driver.init():
                 self.fail("Failed to initialise Ethos-U device", "Ethos-U init failed")
         self.info(f"Creating allocator using tensor arena at 0x{arena.address:08x}")
@@ -258,7 +277,7 @@ class Runner:
             self.info(f"\tOperator {i}: {node.name if node.name == 'ethos-u' else names.get(node.op.builtin_code, node.name)}")
 
     def prepare_inputs(self, model, interp) -> None:
-        files = list(self.boot.args.get("inputs") or [])
+        files = list(self.boot.args.inputs)
         for k, ti in enumerate(model.inputs):
             t = model.tensors[ti]
             dst = self.bus.view(interp.address(ti), t.nbytes)
@@ -269,7 +288,7 @@ class Runner:
                     self.fail(f"cannot read input file {path}", f"input {k}: cannot read {path}")
                 if path.endswith(".npy"):
                     try:
-                        arr = np.load(io.BytesIO(raw), allow_pickle=False)
+                        arr = load_npy(raw)
                     except ValueError as e:
                         self.fail(f"{path}: not a valid .npy file: {e}", f"input {k}: bad .npy")
                     if arr.dtype != t.dtype or arr.size != t.numel:
@@ -290,7 +309,12 @@ class Runner:
         c = self.profiler.counters() if self.profiler is not None else None
         self.info("Profile for Inference:")
         rows = []
-        if c is not None:
+        if c is not None and self.profiler.family == "u85":
+            # ethosu_profiler.c's ETHOSU85 counters in its order, the derived NPU IDLE, the total
+            rows += [("NPU ACTIVE", "cycles", c["active"])]
+            rows += [(f"NPU ETHOSU_PMU_{n}", "beats", c[n]) for n in U85_BEATS]
+            rows += [("NPU IDLE", "cycles", c["idle"]), ("NPU TOTAL", "cycles", c["total"])]
+        elif c is not None:
             npu = [("NPU AXI0_RD_DATA_BEAT_RECEIVED", "beats", c["axi0_rd"]),
                    ("NPU AXI0_WR_DATA_BEAT_WRITTEN", "beats", c["axi0_wr"]),
                    ("NPU AXI1_RD_DATA_BEAT_RECEIVED", "beats", c["axi1_rd"]),
@@ -307,7 +331,7 @@ class Runner:
                 self.info(f"{name} {unit}: {value}")
 
     def write_outputs(self, model, interp) -> None:
-        base = self.boot.args.get("output")
+        base = self.boot.args.output
         if not base:
             return
         failures = []
@@ -324,6 +348,21 @@ class Runner:
             raise _Stop(failures[0])
 
 
-def main(bus, boot_info: dict) -> int:
+def check_program(image: bytes, inputs: int = 0) -> str | None:
+    """Why this runner's model reader refuses ``image`` (a ``.tflite``), in one line, or None: what ``fvp run``
+    asks before it runs a model (a file the reader refuses is a bad model file, exit status 2). ``inputs``: the
+    number of input files (``-i``) given, refused when the model takes fewer (the others would be ignored)."""
+    try:
+        model = load_model(image)
+    except ModelError as e:
+        msg = (str(e).splitlines() or ["ModelError"])[0]
+        return f"truncated (or damaged): {msg}" if "outside the file" in msg else msg
+    if inputs > len(model.inputs):
+        return (f"{inputs} input files (-i) for a model that takes {len(model.inputs)} input"
+                f"{'s' if len(model.inputs) != 1 else ''}: the others would be ignored")
+    return None
+
+
+def main(bus, boot: BootInfo) -> int:
     """The reset handler."""
-    return Runner(bus, BootInfo.from_mapping(boot_info)).main()
+    return Runner(bus, boot).main()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from hwdesc.ethosu import NPU_VARIANTS
+from hwdesc.ethosu import NPU_VARIANTS, REGION_SCRATCH, REGION_SCRATCH_FAST, REGION_WEIGHTS, regioncfg_axi_port
 
 from ..errors import ConfigError, ConfigProblems
 from . import schema as S
@@ -88,6 +88,15 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
             if len(mode.regioncfg) != 8 or any(v > 3 for v in mode.regioncfg):
                 problems.append(f"{where('memory_modes')}: memory_modes.{npu_raw['memory_mode']}.regioncfg: "
                                 f"expected 8 values 0..3 (one per region), got {list(mode.regioncfg)}")
+            else:  # the ports Vela compiled for are the ports the driver's REGIONCFG sends the traffic to
+                for key, region in (("const", REGION_WEIGHTS), ("arena", REGION_SCRATCH),
+                                    ("cache", REGION_SCRATCH_FAST)):
+                    port = f"axi{regioncfg_axi_port(mode.regioncfg[region])}"
+                    if mm.get(key, port) != port:
+                        mname = npu_raw["memory_mode"]
+                        problems.append(f"{where(f'memory_modes.{mname}.{key}')}: memory_modes.{mname}.{key}: "
+                                        f"{mm[key]!r}, but its regioncfg sends region {region} to {port} "
+                                        f"(memory type {mode.regioncfg[region]})")
             npu = S.NPU.build(npu_raw, system_config=sysc, memory_mode=mode)
 
     # ---- firmware

@@ -2,18 +2,21 @@
 
 Layering: a board file may ``extends:`` one or more files (paths relative to itself, or names of files in the
 config directory); those are merged first, in order, then the file itself on top. Mappings merge key by key,
-anything else is replaced. ``-C dotted.key=value`` overrides are applied last (values are YAML scalars), and
-the FVP's own parameter spellings (``ethosu.num_macs=256``, ``mps3_board.uart0.out_file=-``, ...) are
-translated to board keys first. Every leaf remembers where it was set, so an error names the file that set
-the bad value: ``fvp/boards/x.yaml: memory.SRAM.size: '2XB' ...``.
+anything else is replaced. Then come the layers the run's inputs add (``Layer``: what a program's compile specs
+fix, what an application ELF's build placed), each a mapping of dotted keys to values with its own origin, and
+last the ``-C dotted.key=value`` overrides (values are YAML scalars; the FVP's own parameter spellings,
+``ethosu.num_macs=256``, ``mps3_board.uart0.out_file=-``, ..., are translated to board keys first). Every leaf
+remembers where it was set, so an error names what set the bad value: ``fvp/boards/x.yaml: memory.SRAM.size:
+'2XB' ...``, ``program add.pte: ...``, ``-C ...: ...``.
 """
 
 from __future__ import annotations
 
 import copy
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import yaml
 
@@ -26,6 +29,18 @@ from .fvp_params import translate_fvp_param
 
 CONFIG_DIR = Path(__file__).resolve().parent  # the board files live beside the code that reads them
 DEFAULT_BOARD = "default"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Board keys set by something other than a file or ``-C``, applied between them: ``values`` maps dotted
+    keys to values (already typed, not YAML text), ``origin`` is what set them (``program add.pte``), the
+    provenance errors and ``fvp config`` name."""
+    origin: str
+    values: Mapping = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
 
 
 def available_boards() -> list[str]:
@@ -165,6 +180,32 @@ def _parse_override_value(text: str):
     return text if isinstance(value, (dict, list)) and not text.strip().startswith(("[", "{")) else value
 
 
+def _set_key(merged: dict, key: str, value, origin: str, prov: dict) -> str | None:
+    """Set the dotted ``key`` in ``merged`` (creating mappings on the way) and record ``origin`` as its
+    provenance; the problem when a key on the way is not a mapping."""
+    parts = key.split(".")
+    node = merged
+    for i, part in enumerate(parts[:-1]):
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        if not isinstance(nxt, dict):
+            return f"{'.'.join(parts[:i + 1])} is not a mapping, cannot set {key}"
+        node = nxt
+    node[parts[-1]] = value
+    for k in [k for k in prov if k == key or k.startswith(key + ".")]:
+        del prov[k]
+    _record(value, origin, prov, key)
+    return None
+
+
+def apply_layer(merged: dict, layer: Layer, prov: dict) -> None:
+    problems = [f"{layer.origin}: {p}" for key, value in layer.values.items()
+                if (p := _set_key(merged, key, copy.deepcopy(value), layer.origin, prov)) is not None]
+    if problems:
+        raise ConfigProblems(problems)
+
+
 def apply_overrides(merged: dict, overrides: Iterable[str], prov: dict, fvp_flavour: str = "") -> list[str]:
     """Apply ``key=value`` overrides in place; returns notes about accepted no-op FVP parameters."""
     notes = []
@@ -189,23 +230,9 @@ def apply_overrides(merged: dict, overrides: Iterable[str], prov: dict, fvp_flav
             notes.append(f"-C {key}: accepted (no effect in this simulator)")
             continue
         for tkey, tvalue in translated:
-            parts = tkey.split(".")
-            node = merged
-            ok = True
-            for i, part in enumerate(parts[:-1]):
-                nxt = node.get(part)
-                if nxt is None:
-                    nxt = node[part] = {}
-                if not isinstance(nxt, dict):
-                    problems.append(f"-C {item}: {'.'.join(parts[:i + 1])} is not a mapping, cannot set {tkey}")
-                    ok = False
-                    break
-                node = nxt
-            if ok:
-                node[parts[-1]] = tvalue
-                for k in [k for k in prov if k == tkey or k.startswith(tkey + ".")]:
-                    del prov[k]
-                _record(tvalue, f"-C {item}", prov, tkey)
+            problem = _set_key(merged, tkey, tvalue, f"-C {item}", prov)
+            if problem is not None:
+                problems.append(f"-C {item}: {problem}")
     if problems:
         raise ConfigProblems(problems)
     return notes
@@ -288,47 +315,53 @@ def check_schema(node: Any, spec: Any, path: str, prov: dict, problems: list[str
 # Entry points
 
 
-def load_board(name_or_path=None, overrides: Iterable[str] = (), fvp_flavour: str = "") -> S.BoardSpec:
+def load_board(name_or_path=None, overrides: Iterable[str] = (), fvp_flavour: str = "",
+               layers: Iterable[Layer] = ()) -> S.BoardSpec:
     """Load, layer, override and validate a board; raises ``ConfigProblems`` (one line per problem).
 
-    A problem that the overrides caused but that a cross check reports at a key the board file set (``-C
-    memory.ISRAM0.size=64KiB`` leaves ``firmware.memory.SRAM`` unbacked) names the override that causes it."""
+    ``layers`` go on the files in order, then the ``-C`` ``overrides``. A problem that the overrides caused but
+    that a cross check reports at a key the board file set (``-C memory.ISRAM0.size=64KiB`` leaves
+    ``firmware.memory.SRAM`` unbacked) names the override that causes it."""
     overrides = list(overrides)
+    layers = [layer for layer in layers if layer]
     try:
-        return _load_board(name_or_path, overrides, fvp_flavour)
+        return _load_board(name_or_path, overrides, fvp_flavour, layers)
     except ConfigProblems as e:
         if not overrides:
             raise
-        raise ConfigProblems(_blame_overrides(e.problems, name_or_path, overrides, fvp_flavour)) from None
+        raise ConfigProblems(_blame_overrides(e.problems, name_or_path, overrides, fvp_flavour, layers)) from None
 
 
-def _problems_of(name_or_path, overrides, fvp_flavour) -> set:
+def _problems_of(name_or_path, overrides, fvp_flavour, layers) -> set:
     try:
-        _load_board(name_or_path, overrides, fvp_flavour)
+        _load_board(name_or_path, overrides, fvp_flavour, layers)
     except ConfigProblems as e:
         return set(e.problems)
     return set()
 
 
-def _blame_overrides(problems: list[str], name_or_path, overrides: list[str], fvp_flavour: str) -> list[str]:
+def _blame_overrides(problems: list[str], name_or_path, overrides: list[str], fvp_flavour: str,
+                     layers: list) -> list[str]:
     unexplained = [p for p in problems if not p.startswith("-C ")]
     if not unexplained:
         return problems
-    base = _problems_of(name_or_path, [], fvp_flavour)
+    base = _problems_of(name_or_path, [], fvp_flavour, layers)
     blamed = {}
     for p in unexplained:
         if p in base:
             continue
-        culprits = [o for o in overrides if p in _problems_of(name_or_path, [o], fvp_flavour)]
+        culprits = [o for o in overrides if p in _problems_of(name_or_path, [o], fvp_flavour, layers)]
         blamed[p] = ("-C " + ", -C ".join(culprits)) if culprits else "the -C overrides together"
     # "<board file>: key: ..." -> "-C override: key: ...": the override is the cause, the file only set the key
     return [f"{blamed[p]}: {p.partition(': ')[2] or p}" if p in blamed else p for p in problems]
 
 
-def _load_board(name_or_path, overrides: list, fvp_flavour: str) -> S.BoardSpec:
+def _load_board(name_or_path, overrides: list, fvp_flavour: str, layers: list = ()) -> S.BoardSpec:
     path = find_board(name_or_path)
     prov: dict = {}
     merged = load_layers(path, prov)
+    for layer in layers:
+        apply_layer(merged, layer, prov)
     notes = apply_overrides(merged, list(overrides), prov, fvp_flavour)
     problems: list[str] = []
     checked = check_schema(merged, S.SCHEMA, "", prov, problems)

@@ -94,18 +94,6 @@ MAX_IRQ = 479  # the Armv8.1-M NVIC has at most 480 external interrupts
 IRQ_NUMBER = uint(MAX_IRQ, what="an interrupt number", describe=f"interrupt number 0..{MAX_IRQ}")
 
 
-def _irq(v):
-    """An interrupt number, or a mapping of names to interrupt numbers (a UART's ``{rx: 33, tx: 34}``)."""
-    if isinstance(v, dict):
-        out = {}
-        for k, n in v.items():
-            if not isinstance(k, str):
-                raise ValueError(f"interrupt names must be strings, got {k!r}")
-            out[k] = IRQ_NUMBER(n)
-        return out
-    return IRQ_NUMBER(v)
-
-
 def _firmware_entry(v):
     from .firmware_registry import check_name
 
@@ -147,7 +135,6 @@ CYCLES = number(0, 1_000_000, "a cycle count")  # costs, latencies, NPU timing k
 COST = number(0, 1_000_000, "a cost (CPU cycles per unit)")
 FIRMWARE = _described(_firmware_entry, "a firmware image's name (`module:function`, registered)")
 SCALAR = _described(_scalar, "string, number, true/false or null")
-IRQ = _described(_irq, f"interrupt number 0..{MAX_IRQ}, or names to numbers (`{{rx: 33, tx: 34}}`)")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -332,17 +319,16 @@ DEVICE_COMMON = Section({
     "description": Key(STR, "what this is", "", field=PROPS),
     "source": Key(STR, "the document the values come from", "", field=PROPS),
 }, "a device", named=True)
-_DEVICE_IRQ = Key(IRQ, "its interrupt(s)")
+# Only the Ethos-U raises an interrupt here: the UART model is polled (no RX/TX interrupts; its IRQ numbers are
+# in the board file's comments) and a stub answers reads only, so neither takes an ``irq`` that would do nothing.
 DEVICE = Tagged("type", {
     "cmsdk_uart": DEVICE_COMMON.with_keys(
-        irq=_DEVICE_IRQ,
         out_file=Key(STR, "where the output goes: `-` (stdout) or a file (fvp/boards/outputs.py)", "-", field=PROPS),
         shutdown_on_eot=Key(BOOL, "the EOT byte (0x04) ends the simulation", True, field=PROPS),
         shutdown_tag=Key(STR, "a line that ends the simulation", None, field=PROPS),
         unbuffered_output=Key(BOOL, "write each byte at once", False, field=PROPS)),
     "ethos-u": DEVICE_COMMON.with_keys(irq=Key(IRQ_NUMBER, "its interrupt")),
-    "stub": DEVICE_COMMON.with_keys(irq=_DEVICE_IRQ,
-                                    read_value=Key(U32, "what every read returns", 0, field=PROPS)),
+    "stub": DEVICE_COMMON.with_keys(read_value=Key(U32, "what every read returns", 0, field=PROPS)),
     "cortex-m55-system": DEVICE_COMMON.with_keys(),
 })
 
@@ -377,10 +363,14 @@ SYSTEM_CONFIG = Section({
 
 PORT = enum("axi0", "axi1")
 MEMORY_MODE = Section({
-    "const": Key(PORT, "the port of weights and constants", "axi1", field="const_port"),
-    "arena": Key(PORT, "the port of the tensor arena", "axi0", field="arena_port"),
-    "cache": Key(PORT, "the port of the NPU's cache (region 2)", "axi0", field="cache_port"),
-    "arena_cache_size": Key(SIZE, "bytes of the arena cache", 0),
+    "const": Key(PORT, "the port of weights and constants (region 0; must be the port its regioncfg selects)", "axi1",
+                 field="const_port"),
+    "arena": Key(PORT, "the port of the tensor arena (region 1; checked against regioncfg)", "axi0",
+                 field="arena_port"),
+    "cache": Key(PORT, "the port of the NPU's cache (region 2; checked against regioncfg)", "axi0",
+                 field="cache_port"),
+    "arena_cache_size": Key(SIZE, "bytes of the arena cache: the fast scratch a runner built for this mode has "
+                                  "(what a program compiled for it places in firmware.pools.fast_scratch)", 0),
     "qconfig": Key(U32, "the driver's QCONFIG", 2),
     # an empty list used to mean the default; it is now the length error of build.py
     "regioncfg": Key(list_of(uint(3, what="a region config", describe="0..3")),
@@ -452,8 +442,8 @@ LINK_REGION = Section({
 
 FIRMWARE_SECTION = Section({
     "entry": Key(FIRMWARE, "the firmware image", REQUIRED),
-    "runtime": Key(STR, "the runtime profile (docs/runtime-profiles.md)", ""),
-    "allocator": Key(STR, "the allocator (docs/allocators.md)", ""),
+    "runtime": Key(STR, "the runtime profile (docs/runtime-profiles.md); the firmware image checks it", ""),
+    "allocator": Key(STR, "the allocator (docs/allocators.md); the firmware image checks it", ""),
     "memory": Key(MapOf(LINK_REGION), "the linker's MEMORY regions", GIVEN, field="link_regions",
                   default_doc="none"),
     "model": Key(PLACEMENT, "where the program goes", REQUIRED),
@@ -510,7 +500,7 @@ class MemoryRegionSpec:
 @DEVICE.typed
 class DeviceSpec:
     """A device; ``props`` holds its type's own keys (``out_file``, ``read_value``, ...), defaults filled;
-    ``irq`` is None for a type without one (cortex-m55-system)."""
+    ``irq`` is None for a type without one (only the Ethos-U raises an interrupt)."""
 
 
 @MEMORY_TIMING.typed

@@ -65,7 +65,7 @@ def gemm_macs_per_second(repeat: int = 5) -> tuple:
 def _run_once(spec, model: bytes, name: str):
     from .run import session
 
-    p = session.build(spec, model=model, model_name=name, args={}, out=io.StringIO(), quiet_guest=True)
+    p = session.build(spec, model=model, model_name=name, out=io.StringIO(), quiet_guest=True)
     return session.run(p)
 
 

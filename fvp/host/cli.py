@@ -17,7 +17,7 @@ from ..boards import ConfigProblems, as_written, available_boards, load_board
 from ..errors import ConfigError
 from .cli_args import OneLineParser, add_board_options, load_for, seconds
 from .entry import EXIT_USAGE, guarded
-from .inputs import read_program
+from .programs.identify import read_checked_program
 from .run import command as run_command
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,13 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_disasm(args) -> int:
     from .disasm_model import disassemble_model
 
-    return disassemble_model(read_program(args.model), args.model, summary_only=args.summary)
+    return disassemble_model(read_checked_program(args.model), args.model, summary_only=args.summary)
 
 
 def cmd_inspect(args) -> int:
     from .inspect import inspect_model
 
-    return inspect_model(read_program(args.model), args.model, as_json=args.json)
+    return inspect_model(read_checked_program(args.model), args.model, as_json=args.json)
 
 
 def cmd_elf(args) -> int:
@@ -100,7 +100,7 @@ def cmd_elf(args) -> int:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
     from .dropin.elf_writer import write_runner_elf
 
-    return write_runner_elf(read_program(args.model), os.path.basename(args.model), args.output, board=args.board,
+    return write_runner_elf(read_checked_program(args.model), os.path.basename(args.model), args.output, board=args.board,
                             target=args.target, overrides=args.overrides,
                             note=lambda line: print(line, file=sys.stderr))
 
@@ -134,7 +134,7 @@ def cmd_config(args) -> int:
 def cmd_compare(args) -> int:
     from .compare import compare
 
-    boards = list(args.boards) + ([f"target:{args.target}"] if args.target else [])
+    boards = list(args.boards) + [f"target:{t}" for t in args.target]
     return compare(args.model, boards, args.overrides, csv_path=args.csv, json_path=args.json,
                    plot_path=args.plot, timelimit=args.timelimit)
 

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 
 from ..errors import ConfigError
+from ..safe_write import check_writable, write_file
 
 _PMU_LINE = re.compile(r"ethosu_pmu_(cycle_cntr|cntr\d+)\s*:\s*(\d+)")
 _PMU_EVENTS = re.compile(r"Ethos-U PMU Events:\[(.*)\]")
@@ -248,23 +249,25 @@ def write_csv(runs: list, path: str) -> None:
         for k in r:
             if k not in cols:
                 cols.append(k)
-    try:
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols)
-            w.writeheader()
-            for r in rows:
-                w.writerow(r)
-    except OSError as e:
-        raise ConfigError(f"--csv {path}: cannot write: {e.strerror or e}") from None
+    text = io.StringIO(newline="")
+    w = csv.DictWriter(text, fieldnames=cols)
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    _write(path, text.getvalue(), "--csv")
 
 
 def write_json(runs: list, path: str, model_name: str = "") -> None:
     doc = {"model": model_name, "boards": [asdict(r) for r in runs]}
-    try:
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
-    except OSError as e:
-        raise ConfigError(f"--json {path}: cannot write: {e.strerror or e}") from None
+    _write(path, json.dumps(doc, indent=1), "--json")
+
+
+def _write(path: str, text: str, option: str) -> None:
+    """A report file, written whole or not at all (``fvp.safe_write``): a full disk is exit 1, a path that
+    cannot be written exit 2, each one line."""
+    res = write_file(path, text.encode())
+    if not res.ok:
+        raise res.error(f"{option} {path}: cannot write")
 
 
 def write_plot(runs: list, path: str, model_name: str = "") -> bool:
@@ -296,12 +299,16 @@ def write_plot(runs: list, path: str, model_name: str = "") -> bool:
             lab.set_rotation(20)
             lab.set_ha("right")
     fig.tight_layout()
+    image = io.BytesIO()
     try:
-        fig.savefig(path, dpi=100)
-    except OSError as e:
-        raise ConfigError(f"--plot {path}: cannot write: {e.strerror or e}") from None
+        fig.savefig(image, dpi=100, format=os.path.splitext(path)[1][1:].lower() or "png")
+    except ValueError as e:  # a file type matplotlib does not write
+        raise ConfigError(f"--plot {path}: {e}") from None
     finally:
         plt.close(fig)
+    res = write_file(path, image.getvalue())
+    if not res.ok:
+        raise res.error(f"--plot {path}: cannot write")
     return True
 
 
@@ -315,10 +322,10 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     out = out or sys.stdout
     paths = [model_paths] if isinstance(model_paths, str) else list(model_paths)
     models = []
-    from .inputs import read_program
+    from .programs.identify import read_checked_program
 
     for path in paths:
-        models.append((os.path.basename(path), read_program(path)))  # bounded, one-line errors
+        models.append((os.path.basename(path), read_checked_program(path)))  # bounded, one-line errors
     if len(models) == 1:
         if not boards:
             raise ConfigError("fvp compare: give at least one board (-c BOARD, repeat for more)")
@@ -333,6 +340,10 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     else:
         raise ConfigError(f"fvp compare: {len(models)} models and {len(boards)} boards: give one board per model, "
                           f"or none (each model then runs on the board of its compile specs)")
+    for option, path in (("--csv", csv_path), ("--json", json_path), ("--plot", plot_path)):
+        res = check_writable(path) if path else None
+        if res is not None and not res.ok:  # refused before the runs, as fvp run's --trace
+            raise res.error(f"{option} {path}: cannot write")
     runs = []
     for (name, model), board, label in pairs:
         run = run_board(model, name, board, overrides, timelimit)

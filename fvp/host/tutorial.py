@@ -37,6 +37,7 @@ from pathlib import Path
 
 from .programs import et_build
 from .programs import zoo
+from .programs.kind import is_executorch
 from .programs.program_board import program_config
 from ..boards import ConfigProblems
 from .entry import EXIT_FAILURE as EXIT_FAIL, EXIT_OK, EXIT_USAGE, guarded
@@ -176,7 +177,7 @@ class Run:
                 raise _Usage(f"{self.existing}: program file not found")
             with open(self.existing, "rb") as f:
                 data = f.read()
-            if len(data) < 8 or not re.fullmatch(rb"ET\d\d|BP\d\d", data[4:8]):
+            if not is_executorch(data):
                 raise _Usage(f"{self.existing}: not an ExecuTorch program (.pte/.bpte identifier missing)")
             recorded = program_config(data).as_flags()
         self.recorded = recorded

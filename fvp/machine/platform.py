@@ -16,6 +16,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from hwdesc.boot import BootInfo, Memory, NpuInfo, Pool, RunArgs
+
 from .bus import AddressMap, Bus, Ram
 from ..boards import layout_firmware
 from ..boards.outputs import open_output
@@ -24,7 +26,7 @@ from .cpu import CpuCostModel
 from .devices.stub import StubDevice
 from .devices.system import CortexM55System, InterruptController
 from .devices.uart import CmsdkUart
-from ..errors import ConfigError, FvpError, SimulationStop
+from ..errors import ConfigError, FvpError, SimulationStop, StopReason
 from .port import BusPort
 from .sim import Simulator
 from .written import WrittenMap
@@ -32,10 +34,9 @@ from .written import WrittenMap
 
 @dataclass
 class RunResult:
-    """Why the simulation stopped (``reason``: exit, user, cycle_limit, time_limit, returned, hard_fault, abort,
-    deadlock, guest_error, error, crash; ``message`` its detail) and what the run measured."""
+    """Why the simulation stopped (``reason``, ``message`` its detail) and what the run measured."""
 
-    reason: str
+    reason: StopReason
     message: str
     sim_time_ps: int
     cpu_cycles: int
@@ -92,7 +93,7 @@ def _contiguous_groups(regions) -> list[list]:
 
 class Platform:
     def __init__(self, spec: BoardSpec, *, model: bytes | None = None, model_name: str | None = None,
-                 args: dict | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
+                 args: RunArgs | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
                  strict: bool | None = None, quiet_guest: bool = False, console=None,
                  read_limit: int | None = None, host_files: dict | None = None, check_stream: str | None = None):
@@ -151,9 +152,9 @@ class Platform:
             except FvpError as e:
                 raise ConfigError(f"--data @0x{addr:x}: {e}") from None
             self._loaded(addr, len(data))
-        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or {}).get("cmdline"), host_cwd=host_cwd,
+        self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or RunArgs()).argv, host_cwd=host_cwd,
                             read_limit=read_limit, host_files=host_files, written=self.written)
-        self.boot_info = self._boot_info(model_name, args or {})
+        self.boot_info = self._boot_info(model_name, args or RunArgs())
 
     # ------------------------------------------------------------------ construction
     def _loaded(self, addr: int, size: int) -> None:
@@ -194,7 +195,7 @@ class Platform:
                           check_stream=self.check_stream, written=self.written)
         raise ConfigError(f"devices.{d.name}.type: unknown device type {d.type!r}")
 
-    def _boot_info(self, model_name: str | None, args: dict) -> dict:
+    def _boot_info(self, model_name: str | None, args: RunArgs) -> BootInfo:
         spec = self.spec
         fw = spec.firmware
         npu_dev = spec.devices.get(spec.npu.device) if spec.npu else None
@@ -203,38 +204,31 @@ class Platform:
         from .npu.arch import get_arch
 
         arch = get_arch(spec.npu.variant) if spec.npu else None
-        model_info = None
-        if self.model is not None:
-            addr, size = self.layout["model"]
-            model_info = {"address": addr, "size": size, "name": model_name or ""}
-        pools = {name: {"address": a, "size": s, "region": fw.pools[name].region}
-                 for name, (a, s) in self.layout.items() if name != "model"}
-        return {
-            "board": spec.name,
-            "cpu": {"type": spec.cpu.type, "clock_hz": spec.cpu.clock_hz},
-            "memory": {m.name: {"base": m.base, "secure_base": m.secure_base, "size": m.size,
-                                "masters": sorted(m.masters)} for m in spec.memory.values()},
-            "console": {"base": (uart.secure_base or uart.base)} if uart else None,
-            "system": {"base": system.base} if system else None,
-            "npu": None if npu_dev is None else {
-                "base": npu_dev.secure_base or npu_dev.base, "irq": int(npu_dev.irq), "variant": spec.npu.variant,
-                "macs_per_cc": arch.macs_per_cc_log2, "product": arch.product,
-                "qconfig": spec.npu.memory_mode.qconfig, "regioncfg": list(spec.npu.memory_mode.regioncfg),
-                "memory_mode": spec.npu.memory_mode.name, "system_config": spec.npu.system_config.name,
-                "clock_hz": spec.npu.system_config.core_clock_hz,
-            },
-            "firmware": {"runtime": fw.runtime, "allocator": fw.allocator, "options": dict(fw.options)},
-            "model": model_info,
-            "pools": pools,
-            "args": {k: v for k, v in args.items() if k != "cmdline"},
-        }
+        model_address, model_size = self.layout["model"] if self.model is not None else (None, 0)
+        return BootInfo(
+            board=spec.name, cpu_type=spec.cpu.type, cpu_clock_hz=spec.cpu.clock_hz,
+            memory={m.name: Memory(m.name, m.base, m.secure_base, m.size, tuple(sorted(m.masters)))
+                    for m in spec.memory.values()},
+            console_base=(uart.secure_base or uart.base) if uart else None,
+            system_base=system.base if system else None,
+            npu=None if npu_dev is None else NpuInfo(
+                base=npu_dev.secure_base or npu_dev.base, irq=int(npu_dev.irq), variant=spec.npu.variant,
+                macs_per_cc=arch.macs_per_cc_log2, product=arch.product, qconfig=spec.npu.memory_mode.qconfig,
+                regioncfg=tuple(spec.npu.memory_mode.regioncfg), memory_mode=spec.npu.memory_mode.name,
+                system_config=spec.npu.system_config.name, clock_hz=spec.npu.system_config.core_clock_hz),
+            runtime=fw.runtime, allocator=fw.allocator, options=dict(fw.options),
+            model_address=model_address, model_size=model_size,
+            model_name=(model_name or "") if self.model is not None else "",
+            pools={name: Pool(name, a, s, fw.pools[name].region) for name, (a, s) in self.layout.items()
+                   if name != "model"},
+            args=args)
 
     # ------------------------------------------------------------------ diagnostics
     def _guest_error(self, message: str) -> None:
         """The firmware misused the hardware: a warning with the simulated time, a failure in strict mode."""
         self.guest_errors.append(message)
         if self.strict:
-            raise SimulationStop("guest_error", message)
+            raise SimulationStop(StopReason.GUEST_ERROR, message)
         if not self.quiet_guest:
             self.say(f"[warning ][cpu0@0][{self.sim.now_ps // 1000} ns] guest error: {message}")
 
@@ -272,19 +266,18 @@ class Platform:
         code or raises ``SimulationStop``."""
         t0 = time.monotonic()
         c0 = time.process_time()
-        reason, message = "returned", ""
         try:
             rc = cpu.run(self) if hasattr(cpu, "run") else cpu(self.port, self.boot_info)
             rc = int(rc or 0)
-            reason, message = "exit", str(rc)
+            reason, message = StopReason.EXIT, str(rc)
         except SimulationStop as s:
             reason, message = s.reason, s.message
         except FvpError as e:
-            reason, message = "error", str(e)
+            reason, message = StopReason.ERROR, str(e)
         except Exception as e:  # a bug in the firmware model: one line, never a traceback (unless FVP_DEBUG)
             if os.environ.get("FVP_DEBUG"):
                 raise
-            reason, message = "crash", f"{type(e).__name__}: {e}"
+            reason, message = StopReason.CRASH, f"{type(e).__name__}: {e}"
         self._flush_uarts()
         return RunResult(reason=reason, message=message, sim_time_ps=self.sim.now_ps, cpu_cycles=self.sim.cpu_cycles,
                          charged_cpu_cycles=self.sim.charged_cpu_cycles, wall_seconds=time.monotonic() - t0,

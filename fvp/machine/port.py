@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from ..bounded_read import read_input
-from ..errors import BusFault, ConfigProblems, SimulationStop
+from ..errors import BusFault, ConfigProblems, SimulationStop, StopReason
 from ..safe_write import write_file
 from .bus import Bus
 from .cpu import CpuCostModel
@@ -69,7 +69,7 @@ class BusPort:
         try:
             return self._bus.read_word(addr, size, "cpu")
         except BusFault as e:
-            raise SimulationStop("hard_fault", f"bus error on a {size * 8}-bit read: {e}") from None
+            raise SimulationStop(StopReason.HARD_FAULT, f"bus error on a {size * 8}-bit read: {e}") from None
 
     def _write(self, addr: int, value: int, size: int) -> None:
         if addr % size:
@@ -78,7 +78,7 @@ class BusPort:
         try:
             self._bus.write_word(addr, value, size, "cpu")
         except BusFault as e:
-            raise SimulationStop("hard_fault", f"bus error on a {size * 8}-bit write: {e}") from None
+            raise SimulationStop(StopReason.HARD_FAULT, f"bus error on a {size * 8}-bit write: {e}") from None
         if self._written is not None:
             self._written.mark(addr, size)
 
@@ -98,7 +98,7 @@ class BusPort:
         try:
             v = self._bus.view(addr, size, "cpu")
         except BusFault as e:
-            raise SimulationStop("hard_fault", f"bus error: {e}") from None
+            raise SimulationStop(StopReason.HARD_FAULT, f"bus error: {e}") from None
         if self._written is not None:  # a view is a pointer: what the firmware writes through it is not seen
             self._written.mark(addr, size)
         return v
@@ -134,7 +134,7 @@ class BusPort:
             if n is not None:
                 return n
             if not self._sim.run_next_event():
-                raise SimulationStop("deadlock", "the CPU waits for an interrupt but no device has an event pending")
+                raise SimulationStop(StopReason.DEADLOCK, "the CPU waits for an interrupt but no device has an event pending")
 
     def cpu_cycles(self) -> int:
         return self._sim.cpu_cycles
@@ -166,11 +166,11 @@ class BusPort:
 
     def exit(self, code: int = 0) -> None:
         """SYS_EXIT: end the simulation with an application exit code."""
-        raise SimulationStop("exit", str(int(code)))
+        raise SimulationStop(StopReason.EXIT, str(int(code)))
 
     def abort(self, reason: str = "") -> None:
         """The firmware aborted (``et_pal_abort``); the simulation stops with a failure."""
-        raise SimulationStop("abort", reason)
+        raise SimulationStop(StopReason.ABORT, reason)
 
     # ---------------------------------------------------------------- diagnostics
     def trace(self, phase: str, category: str, name: str) -> None:

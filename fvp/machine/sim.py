@@ -9,27 +9,15 @@ time order with ties broken by scheduling order, so runs are deterministic.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import heapq
 import time as _time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import SimulationStop
+from ..errors import SimulationStop, StopReason
+from .cancel import INTERRUPT as _INTERRUPT, interruption_point  # noqa: F401  (the hook long device work calls)
 
 PS_PER_S = 10 ** 12
-
-# The cancellation hook of the running simulation: a device model whose work for one event is long (an NPU
-# operation computed on the host) calls ``interruption_point()`` between chunks of it, so that ``--timelimit``
-# stops the run within a chunk rather than after the event. Outside ``Simulator.interruptible()`` it does nothing.
-_INTERRUPT: contextvars.ContextVar = contextvars.ContextVar("fvp_interrupt", default=None)
-
-
-def interruption_point() -> None:
-    """Raise ``SimulationStop("time_limit")`` if the running simulation's wall-clock limit has passed."""
-    check = _INTERRUPT.get()
-    if check is not None:
-        check()
 
 
 @dataclass(frozen=True)
@@ -73,9 +61,20 @@ class Simulator:
         whole = int(total)
         self._frac_cycles = total - whole
         if whole:
-            self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+            start = self.now_ps
+            try:
+                self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+            except SimulationStop as stop:
+                if stop.reason == "cycle_limit":  # the work stopped at the limit: only that much was done
+                    self.charged_cpu_cycles -= max(0, whole - self.cpu.ps_to_cycles(self.now_ps - start))
+                raise
 
     def advance_to(self, t_ps: int) -> None:
+        if self.cycle_limit is not None:  # a long piece of work stops at the limit, not at its own end
+            limit_ps = self.cpu.cycles_to_ps(self.cycle_limit + 1)
+            while self.cpu.ps_to_cycles(limit_ps) <= self.cycle_limit:  # rounding: the first time past the limit
+                limit_ps += 1
+            t_ps = min(t_ps, max(limit_ps, self.now_ps))
         while self._events and self._events[0][0] <= t_ps:
             when, _, fn = heapq.heappop(self._events)
             self.now_ps = max(self.now_ps, when)
@@ -85,12 +84,12 @@ class Simulator:
 
     def check_limits(self) -> None:
         if self.cycle_limit is not None and self.cpu_cycles > self.cycle_limit:
-            raise SimulationStop("cycle_limit")
+            raise SimulationStop(StopReason.CYCLE_LIMIT)
         self.check_wall_limit()
 
     def check_wall_limit(self) -> None:
         if self.time_limit_s is not None and _time.monotonic() - self.wall_start > self.time_limit_s:
-            raise SimulationStop("time_limit")
+            raise SimulationStop(StopReason.TIME_LIMIT)
 
     @contextlib.contextmanager
     def interruptible(self):

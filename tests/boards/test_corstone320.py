@@ -34,7 +34,7 @@ def test_the_mps4_memory_map_and_devices():
     assert (npu.type, npu.base, npu.secure_base, npu.irq) == ("ethos-u", 0x4000_4000, 0x5000_4000, 16)
     assert npu.size >= 0x13A0  # the U85's PMU registers run to PMEVTYPER7 at 0x139C
     uart = s.devices["uart0"]
-    assert (uart.base, uart.secure_base, uart.irq) == (0x4820_3000, 0x5820_3000, {"rx": 33, "tx": 34})
+    assert (uart.base, uart.secure_base, uart.irq) == (0x4820_3000, 0x5820_3000, None)  # polled: no irq key
     assert s.devices["timing_adapter0"].secure_base == 0x5000_6000
     assert s.devices["timing_adapter1"].secure_base == 0x5000_6800
     sizes = {n: (m.base, m.secure_base, m.size) for n, m in s.memory.items()}
@@ -186,12 +186,13 @@ def test_the_u85_programs_resolve_to_their_board():
     assert res.cannot_run and "--target ethos-u85-128" in res.notes[0]
 
 
-def test_a_tflite_model_is_not_put_on_a_corstone320():
+def test_a_tflite_model_for_an_ethos_u85_runs_on_the_corstone320_tflm_board():
     from fvp.host.programs.program_board import resolve
 
-    with pytest.raises(ConfigProblems) as e:
-        resolve(b"\x18\0\0\0TFL3" + bytes(64), target="ethos-u85-256")
-    assert "no Corstone-320 TFLite Micro board" in e.value.problems[0]
+    res = resolve(b"\x18\0\0\0TFL3" + bytes(64), target="ethos-u85-512")
+    assert res.board == "corstone-320-tflm"
+    spec = res.load()
+    assert spec.npu.variant == "ethos-u85-512" and spec.firmware.entry == "tflm_inference_runner"
 
 
 @pytest.mark.parametrize("board", ["corstone-320", *U85_BOARDS])

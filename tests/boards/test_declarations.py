@@ -40,7 +40,7 @@ def test_typed_fields_come_from_the_keys():
     assert [f.name for f in dataclasses.fields(S.MemoryModeSpec)] == [
         "name", "const_port", "arena_port", "cache_port", "arena_cache_size", "qconfig", "regioncfg"]
     assert [f.name for f in dataclasses.fields(S.DeviceSpec)] == [
-        "name", "type", "base", "secure_base", "size", "irq", "props"]
+        "name", "type", "base", "secure_base", "size", "props", "irq"]
     assert dataclasses.fields(S.BoardSpec)[-1].name == "provenance"
 
 

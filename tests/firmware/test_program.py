@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from firmware.executorch import flatbuf
 from firmware.executorch.bundled import is_bundled, load_bundled
 from firmware.executorch.error import Error, RuntimeFailure
-from firmware.executorch.program import INLINE, SCALAR_TYPES, load_program
+from firmware.executorch.program import load_program
+from firmware.executorch.program_types import INLINE, SCALAR_TYPES
 from firmware.executorch.vela_bin import parse_vela_bin
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -14,7 +14,8 @@ import pytest
 
 from firmware.executorch.bundled import is_bundled, load_bundled
 from firmware.executorch.error import Error, RuntimeFailure
-from firmware.executorch.program import INLINE, SEGMENT, load_program
+from firmware.executorch.program import load_program
+from firmware.executorch.program_types import INLINE, SEGMENT
 from firmware.executorch.vela_bin import parse_vela_bin
 
 # ---------------------------------------------------------------------------------------------------------

@@ -143,3 +143,20 @@ def test_tampered_vela_output_record_fails(tmp_path, field, value, message):
     assert rc == 1
     assert message in out
     assert "Test_result: PASS" not in out
+
+
+# ------------------------------------------------------------------------------------- instructions
+@pytest.mark.slow
+def test_delegate_call_retyped_as_jump_false_on_a_float_tensor_is_invalid_program(tmp_path):
+    """The DelegateCall's table read as a JumpFalseCall: its delegate index 0 becomes the condition, value 0,
+    the program's Float input. ExecuTorch's ``parse_cond_value`` takes only Bool tensors and Bool scalars
+    (``InvalidProgram`` otherwise); the run used to jump on the float's first byte and exit 0."""
+    path, data = _copy(tmp_path, "add_u55-128.bpte")
+    kinds = tamper.instruction_types(bytes(data))
+    pos = next(p for _, kind, p in kinds if kind == "DelegateCall")
+    data[pos] = 4  # InstructionArguments.JumpFalseCall
+    path.write_bytes(data)
+    rc, out, _ = _run(path)
+    assert rc == 1
+    assert "Expected dtype of 11 got 6" in out
+    assert "Test_result: PASS" not in out

@@ -32,8 +32,9 @@ def test_program_config_reads_every_delegate():
 
 def test_delegates_compiled_differently_are_reported():
     image = _image("ds_cnn_u55-128.bpte")
-    i = image.rindex(b"--memory-mode=Shared_Sram") + len(b"--memory-mode=")
-    image = image[:i] + b"Sram_Only\0\0" + image[i + len(b"Shared_Sram"):]
+    # the second delegate's flags (flatbuffers store the later delegate's strings first); the same length
+    i = image.index(b"--memory-mode=Shared_Sram") + len(b"--memory-mode=")
+    image = image[:i] + b"Sram_Only  " + image[i + len(b"Shared_Sram"):]
     res = resolve(image, model_name="m.bpte")
     assert any("different memory modes (Shared_Sram, Sram_Only); using Shared_Sram" in n for n in res.notes)
 

@@ -155,6 +155,12 @@ def test_points_without_a_compile_are_compiled_with_executorch_and_cached(tmp_pa
         assert by["ethos-u55-256"]["compiled_for"]["target"] == "ethos-u55-256"
     calls = log.read_text().splitlines()
     assert len(calls) == 1 and "--target=ethos-u55-256" in calls[0] and "--memory_mode=Shared_Sram" in calls[0]
+    # a compile someone else planted or changed in the shared cache (no seal of this user's key) is compiled again
+    (cached,) = (tmp_path / "cache" / "sweep-compiles").glob("*/*.bpte")
+    real = cached.read_bytes()
+    cached.write_bytes((ZOO / "add_q_ethos-u55-128.bpte").read_bytes())
+    Planner(load_sweep(path), log=lambda s: None).plan()
+    assert len(log.read_text().splitlines()) == 2 and cached.read_bytes() == real
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -212,8 +218,8 @@ def test_rerun_skips_finished_points(local_sweep):
 
 def test_journal_keeps_complete_rows_of_an_interrupted_sweep(tmp_path):
     j = Journal(str(tmp_path))
-    j.add({"key": "a", "status": "ok"})
-    j.add({"key": "b", "status": "error"})
+    j.add({"key": "a", "program": "p", "status": "ok", "npu_cycles": 5, "inference_ms": 0.1, "sram_bytes": 8})
+    j.add({"key": "b", "program": "p", "status": "error"})
     j.close(compact=False)
     with open(tmp_path / "results.jsonl", "a") as f:
         f.write('{"key": "c", "sta')  # a line cut by a kill

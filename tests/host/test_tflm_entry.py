@@ -207,7 +207,7 @@ def test_elfs_without_a_usable_model_are_refused(tmp_path):
         rc, log, err = run_fvp(*UART, "-a", tmp_path / name, prog="fvp.host.dropin")
         assert rc == 2 and len(err.splitlines()) == 1 and cases[name][1] in err, err
     rc, _, err = run_fvp("elf", tmp_path / "none.elf", "-o", tmp_path / "x.elf")
-    assert rc == 2 and "neither an ExecuTorch program nor a .tflite" in err
+    assert rc == 2 and "not an ExecuTorch program (.pte, .bpte) or a TFLite model (.tflite)" in err
 
 
 def test_two_models_in_one_elf_are_refused(models):

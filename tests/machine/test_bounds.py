@@ -23,7 +23,8 @@ from fvp.machine.bus import AddressMap, Bus, Ram
 from fvp.machine.npu import bounds
 from fvp.machine.npu.device import NpuMemoryPort
 from fvp.machine.npu.execute import execute_stream
-from fvp.machine.npu.operations import AddressRange, iter_operations
+from fvp.machine.npu.descriptors import AddressRange
+from fvp.machine.npu.operations import iter_operations
 from fvp.machine.sim import Simulator, interruption_point
 from hwdesc.ethosu import CODE
 
@@ -55,7 +56,7 @@ def _run(image: bytes, time_limit: float):
     spec = load_board(None, ["firmware.options.log_outputs=false"])
     out = io.StringIO()
     t = time.monotonic()
-    p = session.build(spec, model=image, model_name="grown", args={}, out=out, time_limit=time_limit)
+    p = session.build(spec, model=image, model_name="grown", out=out, time_limit=time_limit)
     tracemalloc.start()  # after the board's memories were allocated: what the run itself allocates
     try:
         r = session.run(p)

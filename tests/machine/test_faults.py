@@ -3,7 +3,9 @@
 import re
 import struct
 
-from testutil import CORPUS, run_fvp
+import pytest
+
+from testutil import CORPUS, DATA, run_fvp
 
 BLOB = 0x70  # the Vela blob of add_q.pte (inline delegate data)
 PAYLOAD = BLOB + 32 + 32  # after the empty vela_bin_stream block and the cmd_data block header
@@ -64,8 +66,8 @@ def test_strict_mode_turns_guest_errors_into_failures():
     import io
 
     def firmware(bus, boot):
-        bus.write32(boot["npu"]["base"] + 0x004, 1)
-        bus.write_repeated(boot["console"]["base"] + 0x008, b"\x01")
+        bus.write32(boot.npu.base + 0x004, 1)
+        bus.write_repeated(boot.console_base + 0x008, b"\x01")
         return 0
 
     for strict, code, reason in ((False, 1, "exit"), (True, 1, "guest_error")):
@@ -77,3 +79,41 @@ def test_strict_mode_turns_guest_errors_into_failures():
             assert "[critical] guest error (strict mode)" in p.out.getvalue()
         else:
             assert "guest error: ethosu: write of 0x1 to read-only register STATUS" in p.out.getvalue()
+
+
+def _with_param(tmp_path, src, arch_name, command, param, name):
+    """``src`` with the param of the first ``command`` of its Ethos-U command stream set to ``param``."""
+    from fvp.machine.npu.arch import get_arch
+    from fvp.machine.npu.command_stream import iter_commands, parse_driver_payload
+
+    data = bytearray(src.read_bytes())
+    at = data.find(b"COP1")  # the driver payload: the stream's words are 4-byte aligned from here
+    payload = parse_driver_payload(bytes(data[at:at + (len(data) - at) // 4 * 4]))
+    cmd = next(c for c in iter_commands(payload.stream, get_arch(arch_name)) if c.name == command)
+    struct.pack_into("<H", data, at + payload.stream_offset + cmd.offset + 2, param)
+    p = tmp_path / name
+    p.write_bytes(bytes(data))
+    return p
+
+
+@pytest.mark.parametrize("src,arch_name,command,param,field,value", [
+    # the security issue's cases: U55 IFM_PRECISION 0x1b02 (scale_mode 3; was an AttributeError inside the NPU model) and
+    # ACTIVATION 0x1336 in a .tflite (clip range 1; was an IndexError); a U85 ACTIVATION function no LUT kind has
+    (CORPUS / "add_u55-128.bpte", "ethos-u55-128", "NPU_SET_IFM_PRECISION", 0x1B02, "scale_mode", 3),
+    (DATA / "tflm" / "kws_micronet_m_u55-128_vela.tflite", "ethos-u55-128", "NPU_SET_ACTIVATION", 0x1336,
+     "activation_clip_range", 1),
+    (DATA / "oracle_u85" / "add_u85-128" / "add_u85-128.bpte", "ethos-u85-128", "NPU_SET_ACTIVATION", 0x0002,
+     "activation_function", 2),
+], ids=["u55-bpte", "u55-tflite", "u85-bpte"])
+def test_an_invalid_register_value_is_one_line_and_exit_1(tmp_path, src, arch_name, command, param, field, value):
+    """An enumerated field with a value the product does not define: the NPU stops the stream with a parse error
+    whose one line names the command, the field and the value; the driver sees the fault, the runner fails (exit
+    status 1); no traceback, no "simulator error"."""
+    rc, out, err = run_fvp("run", _with_param(tmp_path, src, arch_name, command, param, "bad" + src.suffix))
+    assert rc == 1, out[-2000:] + err[-2000:]
+    lines = [line for line in out.splitlines() if "invalid command stream" in line]
+    assert len(lines) == 1, out[-3000:]
+    assert re.search(rf"NPU command stream parse error at command stream offset 0x[0-9a-f]+: invalid command "
+                     rf"stream: {command} {field} = {value}, ", lines[0]), lines[0]
+    assert "(cmd_parse_error)" in out
+    assert "Traceback" not in out + err and "[critical]" not in out and "simulator error" not in out

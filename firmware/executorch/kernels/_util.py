@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from ...fixedpoint import wrap32  # noqa: F401  (the kernels' 32-bit wrap, with the fixed-point helpers)
+
 from ..error import Error, RuntimeFailure
 from ..method import RtTensor
 
@@ -195,12 +197,6 @@ def emit(ctx, out: RtTensor, values, kernel: str, work: int | None = None) -> Rt
 
 
 # ------------------------------------------------------------------------------------------------ arithmetic
-def wrap32(x):
-    """Two's complement 32-bit wrap of an integer array (or int), as int64."""
-    x = np.asarray(x, dtype=np.int64)
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
 def erf(x: np.ndarray) -> np.ndarray:
     """``erf`` of each element in double (``math.erf``)."""
     f = np.frompyfunc(math.erf, 1, 1)

@@ -24,5 +24,5 @@ def register(*names):
 
 
 # the kernel modules register themselves
-from . import (activations, elementwise, indexing, logic_ops, math_ops, matmul, nn, resize, shape,  # noqa: E402,F401
-               softmax, strided_slice, transpose_conv)
+from . import (activations, div, elementwise, indexing, logic_ops, lstm, math_ops, matmul, nn,  # noqa: E402,F401
+               resize, shape, softmax, strided_slice, svdf, transpose_conv)

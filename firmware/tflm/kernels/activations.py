@@ -43,7 +43,7 @@ import numpy as np
 
 from hwdesc.sigmoid import SIGMOID_TABLE_U16 as SIGMOID_TABLE
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure, requantizer
 

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fixedpoint import mbqm, round_half_away_f32
+from ...fixedpoint import mbqm, round_half_away_f32
 
-TYPE_FLOAT32, TYPE_INT32, TYPE_INT64, TYPE_INT16, TYPE_INT8, TYPE_BOOL = 0, 2, 4, 7, 9, 6
-QRANGE = {TYPE_INT8: (-128, 127), TYPE_INT16: (-32768, 32767), TYPE_INT32: (-(1 << 31), (1 << 31) - 1)}
+TYPE_FLOAT32, TYPE_INT32, TYPE_INT64, TYPE_INT16, TYPE_INT8, TYPE_BOOL, TYPE_UINT8 = 0, 2, 4, 7, 9, 6, 3
+QRANGE = {TYPE_INT8: (-128, 127), TYPE_INT16: (-32768, 32767), TYPE_INT32: (-(1 << 31), (1 << 31) - 1),
+          TYPE_UINT8: (0, 255)}
 
 # ActivationFunctionType (schema.fbs)
 ACT_NONE, ACT_RELU, ACT_RELU_N1_TO_1, ACT_RELU6 = 0, 1, 2, 3

@@ -12,8 +12,8 @@
   int16 needs all three zero points 0) and ``reference_integer_ops::MulElementwise``:
   ``zp_out + MBQM((x1 - zp1) * (x2 - zp2))`` clamped.
 - QUANTIZE (``quantize_common.cc``, the pairs its Eval handles): float32 -> int8/int16
-  ``reference_ops::AffineQuantize`` (``round(x / scale)`` in float, + zp, clamp); int8 -> int8/int16/int32,
-  int16 -> int8/int16/int32, int32 -> int8/int16 ``reference_ops::Requantize`` (effective scale s_in / s_out in
+  ``reference_ops::AffineQuantize`` (``round(x / scale)`` in float, + zp, clamp); int8 -> int8/int16/int32/uint8,
+  int16 -> int8/int16/int32, int32 -> int8/int16, uint8 -> int8 ``reference_ops::Requantize`` (effective scale s_in / s_out in
   double, ``MultiplyByQuantizedMultiplier`` of x - zp_in, + zp_out, clamp). Other pairs are refused with TFLM's
   Eval message.
 - DEQUANTIZE: int8/int16 -> float32 ``reference_ops::Dequantize``: ``float(scale * (x - zp))`` with the scale
@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
-from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, activation_range_float,
-                     activation_range_quantized, check_broadcast, clamp_cast, ensure, requantizer)
+from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_UINT8, Prepared,
+                     activation_range_float, activation_range_quantized, check_broadcast, clamp_cast, ensure,
+                     requantizer)
 
 
 def _act(op) -> int:
@@ -124,10 +125,12 @@ def prepare_mul(ctx, op):
     return Prepared(run, ("kernel.mul", n))
 
 
-# quantize_common.cc: the (input, output) pairs TFLM's Eval handles (uint8 is not modelled)
+# quantize_common.cc: the (input, output) pairs TFLM's Eval handles (uint8 only to or from int8: a uint8 model
+# input quantized to int8, as the TFLite converter writes it for uint8 inference inputs)
 QUANTIZE_PAIRS = {(TYPE_FLOAT32, TYPE_INT8), (TYPE_FLOAT32, TYPE_INT16), (TYPE_INT32, TYPE_INT8),
                   (TYPE_INT32, TYPE_INT16), (TYPE_INT16, TYPE_INT8), (TYPE_INT16, TYPE_INT16),
-                  (TYPE_INT16, TYPE_INT32), (TYPE_INT8, TYPE_INT8), (TYPE_INT8, TYPE_INT16), (TYPE_INT8, TYPE_INT32)}
+                  (TYPE_INT16, TYPE_INT32), (TYPE_INT8, TYPE_INT8), (TYPE_INT8, TYPE_INT16), (TYPE_INT8, TYPE_INT32),
+                  (TYPE_UINT8, TYPE_INT8), (TYPE_INT8, TYPE_UINT8)}
 
 
 @register("QUANTIZE")

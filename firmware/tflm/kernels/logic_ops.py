@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import (TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared, broadcast_shape,
                      ensure)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import (QRANGE, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, check_broadcast, clamp_cast,
                      ensure)

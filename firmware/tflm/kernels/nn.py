@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import (PADDING_SAME, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared,
                      activation_range_float, activation_range_quantized, clamp_cast, ensure, out_size, pad_before)
+
+
+_NAMES = {TYPE_FLOAT32: "FLOAT32", TYPE_INT32: "INT32"}
 
 
 def _per_channel(ctx, ti, tw, to, n_channels):
@@ -105,10 +108,24 @@ def _operands(ctx, op):
 
 
 def _constants(ctx, op, tb, name: str):
-    """The filter's values (it must be constant) and the bias's (None without a bias)."""
+    """The filter's values (it must be constant) and the bias's (None without a bias), after the bias checks: one
+    value per output channel, of a type the kernel reads (float32 with a float32 input, int32 with int8; 16x8's
+    int32/int64 choice is its kernel's). TFLM casts the bias's data pointer to the type it expects without
+    looking at the tensor's type: a FLOAT16 bias on an int8 convolution runs there on misread (and overrun)
+    bytes; here it is refused."""
     w = ctx.const(op.inputs[1])
     ensure(w is not None, f"{name} filter must be constant")
-    return w, (ctx.const(op.inputs[2]) if tb is not None else None)
+    if tb is None:
+        return w, None
+    ti, tw = ctx.tensor(op.inputs[0]), ctx.tensor(op.inputs[1])
+    n = tw.shape[0] if name != "DEPTHWISE_CONV_2D" else tw.shape[-1]
+    ensure(tb.numel == n, f"{name}: bias of {tb.numel} elements for {n} output channels")
+    want = {TYPE_FLOAT32: TYPE_FLOAT32, TYPE_INT8: TYPE_INT32}.get(ti.type)  # 16x8: the kernels' own checks
+    ensure(want is None or tb.type == want, f"{name}: a {tb.type_name} bias with a {ti.type_name} input: the kernel "
+                                            f"reads the bias as {_NAMES.get(want)} (TFLite Micro would misread it)")
+    bias = ctx.const(op.inputs[2])
+    ensure(bias is not None, f"{name}: the bias must be constant")
+    return w, bias
 
 
 def _float_result(acc, bias, lo, hi):

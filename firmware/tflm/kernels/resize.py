@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fixedpoint import round_half_away_f32
+from ...fixedpoint import round_half_away_f32
 from . import register
 from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, Prepared, ensure
 

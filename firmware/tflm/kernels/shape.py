@@ -1,4 +1,4 @@
-"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD/PADV2, CONCATENATION, TRANSPOSE, PACK, UNPACK, SPLIT, MEAN, SUM,
+"""RESHAPE (and SQUEEZE, EXPAND_DIMS), PAD/PADV2, CONCATENATION, TRANSPOSE, PACK, UNPACK, SPLIT, SPLIT_V, MEAN, SUM,
 REDUCE_MAX, ARG_MAX.
 
 Data movement is exact by construction (bytes are copied); the rules are TFLM's Prepare checks and the types
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import (QRANGE, TYPE_BOOL, TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared,
                      clamp_cast, ensure)
@@ -175,6 +175,33 @@ def prepare_split(ctx, op):
 
     def run(ins, outs):
         for o, part in zip(outs, np.split(ins[1], n, axis=axis)):
+            o[...] = part
+    return Prepared(run, ("memcpy_byte", ti.nbytes))
+
+
+@register("SPLIT_V")
+def prepare_split_v(ctx, op):
+    """``split_v.cc``: the sizes along the (constant) axis are the outputs' own (TFLM reads the output shapes, not
+    the size_splits tensor, whose -1 the converter has resolved); they must add up to the input's."""
+    ensure(len(op.inputs) == 3, "SPLIT_V: NumInputs(node) != 3")
+    ti = ctx.tensor(op.inputs[0])
+    _types(ti, (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32), "SPLIT_V: Type {} currently not supported.")
+    axis_t = ctx.const(op.inputs[2])
+    ensure(axis_t is not None, "SPLIT_V: Non-constant >axis< tensor is not supported")
+    axis = int(axis_t.reshape(-1)[0])
+    if axis < 0:
+        axis += len(ti.shape)
+    ensure(0 <= axis < len(ti.shape), f"SPLIT_V: axis {axis} out of range")
+    outs_t = [ctx.tensor(o) for o in op.outputs]
+    for t in outs_t:
+        ensure(len(t.shape) == len(ti.shape) and all(t.shape[d] == ti.shape[d] for d in range(len(ti.shape))
+                                                     if d != axis) and t.type == ti.type,
+               f"SPLIT_V: output {list(t.shape)} {t.type_name} does not split input {list(ti.shape)} on axis {axis}")
+    bounds = np.cumsum([t.shape[axis] for t in outs_t])
+    ensure(bounds[-1] == ti.shape[axis], f"SPLIT_V: the outputs take {bounds[-1]} of the axis' {ti.shape[axis]}")
+
+    def run(ins, outs):
+        for o, part in zip(outs, np.split(ins[0], bounds[:-1], axis=axis)):
             o[...] = part
     return Prepared(run, ("memcpy_byte", ti.nbytes))
 

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .activations import expf
 from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, ensure

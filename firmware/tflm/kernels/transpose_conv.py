@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fixedpoint as fx
+from ... import fixedpoint as fx
 from . import register
 from .common import (TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, Prepared, activation_range_float,
                      activation_range_quantized, clamp_cast, ensure, out_size, pad_before)

@@ -6,12 +6,10 @@ ELF's own program section, in that order.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
+from ..programs.kind import identifier, program_kind
 from .params import Parameters, Usage, parse_semihosting_cmdline, read_file, strip_instance
-
-_PROGRAM_MAGIC = re.compile(rb"ET\d\d|BP\d\d|TFL3")  # .pte, .bpte, .tflite (TFLite Micro image)
 
 
 @dataclass
@@ -55,10 +53,6 @@ def data_files(args, fl: dict) -> list:
     return out
 
 
-def is_program(data: bytes) -> bool:
-    return len(data) >= 8 and bool(_PROGRAM_MAGIC.fullmatch(data[4:8]))
-
-
 def find_application(args, fl: dict, params: Parameters) -> Application:
     cpu0 = params.cpu0
     elf = None
@@ -69,7 +63,7 @@ def find_application(args, fl: dict, params: Parameters) -> Application:
         elf = read_elf(path)
     model, model_name, model_addr, others = None, None, None, []
     for path, content, address in data_files(args, fl):
-        if is_program(content) and model is None:
+        if program_kind(content) is not None and model is None:
             model, model_name, model_addr = content, os.path.basename(path), address
         else:
             others.append((content, address))
@@ -82,9 +76,9 @@ def find_application(args, fl: dict, params: Parameters) -> Application:
     elif model is not None:
         source = f"{model_name} (--data @0x{model_addr:08x})"
     elif elf is not None and elf.program is not None:
-        if not _PROGRAM_MAGIC.fullmatch(elf.program[4:8]):
+        if program_kind(elf.program) is None:
             raise Usage(f"-a {elf.path}: its {elf.program_source} holds neither an ExecuTorch program (.pte/.bpte) "
-                        f"nor a .tflite (identifier {bytes(elf.program[4:8])!r})")
+                        f"nor a .tflite (identifier {identifier(elf.program)!r})")
         model, model_name, model_addr = elf.program, os.path.basename(elf.path), None
         source = f"{os.path.basename(elf.path)}:{elf.program_source} ({len(model)} bytes)"
     if model is None:

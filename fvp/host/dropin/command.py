@@ -39,8 +39,11 @@ from __future__ import annotations
 import os
 import sys
 
+from hwdesc.boot import RunArgs
+
 from ... import __version__
-from ..entry import guarded
+from ...errors import StopReason
+from ..entry import guarded, printable
 from ..run import fullsystem as _engines, session
 from .application import application_path, find_application
 from .fullsystem import limits, run_application
@@ -67,7 +70,7 @@ def _fvp_status(result, host_cwd: str) -> int:
     ``:semihosting-features`` file with SH_EXT_EXIT_EXTENDED (the Corstone FVPs do not simulate the file: Arm's
     LLVM-embedded-toolchain test-support/run_fvp.py writes one for that reason); 0 otherwise: the EOT byte, a
     SYS_EXIT (which carries no status), a limit, a fault or an abort (the FVP says why in its log only)."""
-    if result.reason == "exit":
+    if result.reason == StopReason.EXIT:
         try:
             with open(os.path.join(host_cwd, _SH_FEATURES), "rb") as f:
                 head = f.read(5)
@@ -81,8 +84,8 @@ def _fvp_status(result, host_cwd: str) -> int:
 def _failure_line(result) -> str:
     """Why a run ended with a non-zero status, in one line (the log says it too, on stdout)."""
     reason, message = result.reason, result.message
-    if reason in ("hard_fault", "lockup"):
-        why = f"the CPU {'took a hard fault' if reason == 'hard_fault' else 'locked up'}: {message}"
+    if reason in (StopReason.HARD_FAULT, StopReason.LOCKUP):
+        why = f"the CPU {'took a hard fault' if reason == StopReason.HARD_FAULT else 'locked up'}: {message}"
     else:
         lines = [ln for ln in session.trailer_lines(reason, message, result.sim_time_ps // 1000)
                  if ln.strip() and not ln.startswith("[warning ]")]
@@ -138,13 +141,12 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     semi, elf, model_addr, host_cwd = app.semi, app.elf, app.model_addr, params.host_cwd
     cycle_limit, time_limit = limits(args, spec)
 
-    run_args = {"inputs": list(semi["inputs"]) if semi else [], "output": semi["output"] if semi else None,
-                "embedded": False}
-    if semi:
-        run_args["cmdline"] = semi["argv"]
-        run_args["argv"] = semi["argv"]  # what the semihosting runner's main() reads
+    if semi:  # argv: what the semihosting runner's main() reads (and SYS_GET_CMDLINE returns)
+        run_args = RunArgs(inputs=semi["inputs"], output=semi["output"], argv=semi["argv"])
     elif model_addr is not None and elf is not None and elf.program is None:
-        run_args["model_from"] = "data"  # the ELF was built with ET_MODEL_PTE_ADDR (run_fvp.sh --elf --data)
+        run_args = RunArgs(model_from="data")  # the ELF was built with ET_MODEL_PTE_ADDR (run_fvp.sh --elf --data)
+    else:
+        run_args = RunArgs()
     platform = session.build(spec, model=app.model, model_name=app.model_name, args=run_args,
                              data_files=app.data_files, host_cwd=host_cwd, cycle_limit=cycle_limit,
                              time_limit=time_limit)
@@ -157,7 +159,8 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                f"Info: {spec.fvp_name}: Creating {fl['npu']} with config H{macs}"
                + (f" ({npu.system_config.name}, {npu.memory_mode.name})" if npu else ""),
                f"Info: application: {app.source}"
-               + (f"; from its compile specs: {', '.join(notes)}" if notes else "")
+               + (f"; from {'its ethos-u operator' if app.model[4:8] == b'TFL3' else 'its compile specs'}: "
+                  f"{', '.join(notes)}" if notes else "")
                + (f"; {elf_note}" if elf_note else "")]
         print("\n".join(say), flush=True)
     result = session.run(platform, image.main, stat=args.stat)
@@ -169,7 +172,7 @@ def _finish(args, binary: str, convention: str, host_cwd: str, result) -> int:
     code = result.exit_code if convention == "simulator" else _fvp_status(result, host_cwd)
     if result.exit_code != 0:  # a harness that shows only stderr ("Failed running command") sees the reason
         note = f"; exit status {code} as Arm's FVP ({EXIT_STATUS_ENV}=fvp)" if code != result.exit_code else ""
-        print(f"{binary}: error: {_failure_line(result)}{note}", file=sys.stderr, flush=True)
+        print(f"{binary}: error: {printable(_failure_line(result))}{note}", file=sys.stderr, flush=True)
     return code
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from ...bounded_read import open_regular
 from ...errors import ConfigError
+from ..programs.kind import is_tflite
 
 ELF_EXTRA_HINT = "pip install 'fvp-corstone300[elf]' (pyelftools)"
 
@@ -231,11 +232,11 @@ def _read_mlek(img: ElfImage, sections, symbols: dict, data_at) -> None:
     for name, (addr, size) in symbols.items():
         if c_name(name) == MLEK_MODEL_SYMBOL and size:
             data = data_at(addr, size)
-            if data is not None and data[4:8] == b"TFL3":
+            if data is not None and is_tflite(data):
                 models.append((addr, name, bytes(data)))
     if not models:
         sec = next((s for s in sections if s.name == MLEK_MODEL_SECTION and s["sh_type"] != "SHT_NOBITS"), None)
-        if sec is not None and sec.data()[4:8] == b"TFL3":
+        if sec is not None and is_tflite(sec.data()):
             models.append((sec["sh_addr"], MLEK_MODEL_SECTION, bytes(sec.data())))
     if len({m[0] for m in models}) > 1:
         raise ConfigError(f"-a {img.path}: {len(models)} models ({', '.join(m[1] for m in models)}); the TFLite "

@@ -125,12 +125,14 @@ def runner_elf(program: bytes, model_address: int, pools: dict, *, model_section
 def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=None, target=None,
                      overrides=(), note=print) -> int:
     """Resolve the board for ``program`` (as ``fvp run`` does), lay it out and write the ELF to ``out_path``."""
-    from ..programs.program_board import is_tflite, resolve
+    from ..programs.kind import ProgramKind, identifier, program_kind
+    from ..programs.program_board import resolve
 
-    tflite = is_tflite(program)
-    if not tflite and (len(program) < 8 or program[4:8] not in (b"ET12", b"BP08")):
+    kind = program_kind(program)
+    tflite = kind is ProgramKind.TFLITE
+    if kind is None:
         raise ConfigError(f"{model_name}: neither an ExecuTorch program nor a .tflite (identifier "
-                          f"{program[4:8]!r}, expected b'ET12', b'BP08' or b'TFL3')")
+                          f"{identifier(program)!r}, expected ET12, BP08 or TFL3)")
     res = resolve(program, board=board, target=target, overrides=overrides, model_name=model_name)
     for line in res.notes:
         note(f"fvp: note: {line}")
@@ -142,7 +144,7 @@ def write_runner_elf(program: bytes, model_name: str, out_path: str, *, board=No
     names = {"model_section": MLEK_MODEL_SECTION, "model_symbol": MLEK_MODEL_SYMBOL} if tflite else {}
     result = write_file(out_path, runner_elf(program, model_address, pools, pool_layout=layout, **names))
     if not result.ok:
-        raise ConfigError(f"-o {out_path}: cannot write: {result.strerror}")
+        raise result.error(f"-o {out_path}: cannot write")
     variant = spec.npu.variant if spec.npu is not None else "no NPU"
     from ..programs.et_build import fvp_binary
 

@@ -16,7 +16,8 @@ from ... import __version__
 from ...boards import load_board
 from ...errors import ConfigError
 from ..run import fullsystem
-from .application import Application, data_files, is_program
+from ..programs.kind import program_kind
+from .application import Application, data_files
 from .params import Usage, read_file
 from .placement import board_for
 
@@ -45,7 +46,7 @@ def _known_program(fl, params, elf_path: str, files: list, cmdline: str):
         except (ConfigError, Usage, OSError):
             return None  # the application says so itself when it cannot open it
     for path, content, address in files:
-        if is_program(content):
+        if program_kind(content) is not None:
             return content, os.path.basename(path), address, None, f"--data {os.path.basename(path)}"
     try:
         from .elf_image import read_elf
@@ -53,7 +54,7 @@ def _known_program(fl, params, elf_path: str, files: list, cmdline: str):
         elf = read_elf(elf_path)
     except ConfigError:  # pyelftools missing or an ELF it cannot read: the board is the binary's own
         return None
-    if elf.program is not None and is_program(elf.program):
+    if elf.program is not None and program_kind(elf.program) is not None:
         return elf.program, os.path.basename(elf_path), None, elf, elf.program_source
     return None
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from ... import units
 from ...boards import ConfigProblems, board_for_target, load_board
 
 CORSTONE300_TARGETS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
@@ -37,7 +38,6 @@ CORTEX_M_RUNNER_OVERRIDES = [        # build_test_runner.sh: -DET_ATOL=5.0 -DET_
 
 TEMP_POOL_SRAM = "2MiB"          # ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE 0x200000
 TEMP_POOL_DDR = "64MiB"          # 0x4000000 for Dedicated_Sram*
-FAST_SCRATCH_DEFAULT = "384KiB"  # 0x60000 for Dedicated_Sram
 
 MODEL_ADDRESS = 0x7000_0000      # network_model_sec -> .ddr.rodata, the first section in DDR
 
@@ -119,30 +119,46 @@ def num_macs(target: str) -> int:
 
 
 def fast_scratch_size(memory_mode: str) -> str | None:
-    """The fast scratch a memory mode needs (``None``: none); ``Dedicated_Sram_512KB`` -> ``512KiB``."""
+    """The fast scratch a memory mode needs (``None``: none): the arena cache Vela's memory mode compiles for
+    (``arena_cache_size`` in the boards' ``vela.yaml``: 384 KiB for Dedicated_Sram, the CMake's 0x60000 too);
+    a ``Dedicated_Sram_<N>KB``/``_<N>MB`` that table lacks has the size its name says, as the CMake reads it."""
     if not memory_mode.startswith("Dedicated_Sram"):
         return None
+    mode = (load_board(None).raw.get("memory_modes") or {}).get(memory_mode) or {}
+    if mode.get("arena_cache_size"):
+        return units.format_size(mode["arena_cache_size"])
     m = re.fullmatch(r"Dedicated_Sram_(\d+)(KB|MB)", memory_mode)
     if m:
         return f"{m.group(1)}{'KiB' if m.group(2) == 'KB' else 'MiB'}"
-    return FAST_SCRATCH_DEFAULT
+    raise ConfigProblems([f"npu.memory_mode: {memory_mode}: no arena cache size (memory_modes.{memory_mode}."
+                          f"arena_cache_size) and none in its name (Dedicated_Sram_<N>KB)"])
 
 
-def pool_overrides(memory_mode: str, has_fast_scratch: bool) -> list[str]:
-    """``-C`` overrides placing the temp pool and the fast scratch as the runner's build does for ``memory_mode``.
+def pool_settings(memory_mode: str, has_fast_scratch: bool) -> dict:
+    """The board keys placing the temp pool and the fast scratch as the runner's build does for ``memory_mode``.
 
     ``has_fast_scratch`` says whether the base board already declares ``firmware.pools.fast_scratch`` (a board
     without one gets it created; a board with one gets its size set to 0 when the mode has none).
     """
     fast = fast_scratch_size(memory_mode)
     if fast is None:
-        out = ["firmware.pools.temp.region=SRAM", f"firmware.pools.temp.size={TEMP_POOL_SRAM}"]
+        out = {"firmware.pools.temp.region": "SRAM", "firmware.pools.temp.size": TEMP_POOL_SRAM}
         if has_fast_scratch:
-            out.append("firmware.pools.fast_scratch.size=0")
+            out["firmware.pools.fast_scratch.size"] = 0
         return out
-    return ["firmware.pools.temp.region=DDR", f"firmware.pools.temp.size={TEMP_POOL_DDR}",
-            "firmware.pools.fast_scratch.region=SRAM", f"firmware.pools.fast_scratch.size={fast}",
-            "firmware.pools.fast_scratch.align=16", "firmware.pools.fast_scratch.npu=true"]
+    return {"firmware.pools.temp.region": "DDR", "firmware.pools.temp.size": TEMP_POOL_DDR,
+            "firmware.pools.fast_scratch.region": "SRAM", "firmware.pools.fast_scratch.size": fast,
+            "firmware.pools.fast_scratch.align": 16, "firmware.pools.fast_scratch.npu": True}
+
+
+def as_overrides(settings: dict) -> list[str]:
+    """Board keys as the ``-C`` overrides that set them (for a command line: run.sh's, a sweep point's)."""
+    return [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in settings.items()]
+
+
+def pool_overrides(memory_mode: str, has_fast_scratch: bool) -> list[str]:
+    """``pool_settings`` as ``-C`` overrides."""
+    return as_overrides(pool_settings(memory_mode, has_fast_scratch))
 
 
 def board_has_pool(board: str, pool: str) -> bool:

@@ -33,7 +33,7 @@ class FirmwareImage:
             raise ConfigError(f"firmware.entry: firmware image {self.name!r} ({self.target}) has no function {func!r}")
         return fn
 
-    def check_config(self, boot_info: dict) -> list[str]:
+    def check_config(self, boot_info) -> list[str]:
         """The image's own verdict on its configuration (allocator, runtime, options): problems, one line each."""
         check = getattr(self.module, "check_config", None)
         return list(check(boot_info)) if check else []
@@ -75,6 +75,16 @@ def default_image(spec) -> tuple[bytes, str]:
     if fn is None:
         raise ConfigError(f"firmware.entry: {spec.firmware.entry!r} has no built-in program; give a MODEL")
     return fn(spec.npu.variant if spec.npu is not None else None)
+
+
+def check_program(spec, image: bytes, name: str, inputs: int = 0) -> None:
+    """``ConfigError`` (one line naming ``name``, exit status 2) when the loader of the firmware image the board
+    ``spec`` names refuses ``image`` (its ``check_program``; also more ``inputs`` files than the program takes),
+    before anything runs; nothing when it takes it or the image cannot say."""
+    fn = getattr(firmware_module(spec), "check_program", None)
+    why = fn(image, inputs) if fn is not None else None
+    if why:
+        raise ConfigError(f"{name}: {why}")
 
 
 def inspect_program(spec, image: bytes, name: str) -> dict:

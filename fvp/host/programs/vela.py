@@ -209,7 +209,7 @@ def split_args(items) -> list[str]:
 def prepare(model: bytes, model_name: str, spec, vela_args=(), note=None) -> tuple[bytes, str]:
     """What ``fvp run MODEL --vela [--vela-args FLAGS]`` runs: ``(bytes, name)`` of MODEL compiled for ``spec``'s
     NPU, or MODEL itself (with a note) when it already holds an ``ethos-u`` operator."""
-    from .program_board import is_tflite
+    from .kind import is_tflite
 
     if not is_tflite(model):
         raise VelaError(f"--vela: {model_name} is not a .tflite (file identifier TFL3); Vela compiles TFLite "

@@ -13,10 +13,13 @@ import argparse
 import os
 import sys
 
+from hwdesc.boot import RunArgs
+
 from ...errors import ConfigError
 from ...boards import ConfigProblems
 from ..cli_args import add_board_options, cycles, load_for, seconds
 from ..inputs import read_program
+from ..programs.identify import check_program_file
 from . import session
 
 
@@ -108,6 +111,7 @@ def cmd_run(args) -> int:
         from ..programs.program_board import resolve
 
         model = read_program(args.model)  # bounded: a program must fit the region the board places it in
+        check_program_file(model, args.model)  # not a program, or cut short: exit 2 before anything runs
         model_name = os.path.basename(args.model)
         res = resolve(model, board=args.board, target=args.target, overrides=args.overrides, model_name=model_name)
         spec = res.load()
@@ -116,6 +120,9 @@ def cmd_run(args) -> int:
             from ..programs.vela import prepare
 
             model, model_name = prepare(model, model_name, spec, args.vela_args, note=lambda line: _note([line]))
+        from ..programs.firmware_image import check_program
+
+        check_program(spec, model, args.model, len(args.inputs))  # what the runner's loader refuses: exit 2
     else:
         if args.vela or args.vela_args:
             raise ConfigProblems(["--vela: give the MODEL (.tflite) to compile"])
@@ -151,8 +158,8 @@ def cmd_run(args) -> int:
     elif args.etdump and debug:
         raise ConfigError("firmware.options.etdump_debug with --etdump: name the debug buffer's file too "
                           "(--etdump-debug-buffer FILE)")
-    run_args = {"inputs": args.inputs, "output": args.output, "embedded": embedded, "etdump": args.etdump,
-                "etdump_debug_buffer": args.etdump_debug_buffer}
+    run_args = RunArgs(inputs=args.inputs, output=args.output, embedded=embedded, etdump=args.etdump,
+                       etdump_debug_buffer=args.etdump_debug_buffer)
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,

@@ -18,6 +18,8 @@ import shlex
 import sys
 from dataclasses import dataclass
 
+from hwdesc.boot import RunArgs
+
 from ...errors import ConfigError
 from . import session
 
@@ -124,7 +126,7 @@ def run(spec, choice: Choice, *, elf: str, cmdline: str = "", cwd: str | None = 
     engine = QemuEngine(EngineOptions(elf=elf, cmdline=cmdline or shlex.quote(os.path.basename(elf)),
                                       cwd=cwd or os.getcwd(), heapinfo=heapinfo), image=choice.image)
     engine.prepare(spec)  # the ELF's fit on both memory maps: one line each, before anything starts
-    platform = session.build(spec, model=None, args={}, host_cwd=cwd, data_files=list(data_files),
+    platform = session.build(spec, model=None, args=RunArgs(), host_cwd=cwd, data_files=list(data_files),
                              cycle_limit=cycle_limit, time_limit=time_limit, strict=strict,
                              check_stream=check_stream)
     result = session.run(platform, engine, stat=stat)

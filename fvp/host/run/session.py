@@ -20,7 +20,9 @@ import resource
 import sys
 from dataclasses import dataclass, fields
 
-from ...errors import ConfigError, ConfigProblems
+from hwdesc.boot import RunArgs
+
+from ...errors import ConfigError, ConfigProblems, StopReason
 from ...machine.platform import Platform, RunResult
 from ..programs.firmware_image import FirmwareImage, firmware_image
 from ..entry import EXIT_FAILURE, EXIT_LIMIT, EXIT_OK
@@ -28,8 +30,8 @@ from .. import inputs as host_inputs
 from ..launch import settle_new_heap
 
 _STOP_MESSAGES = {
-    "cycle_limit": "Cycle limit has been exceeded.",
-    "time_limit": "CPU time has been exceeded.",
+    StopReason.CYCLE_LIMIT: "Cycle limit has been exceeded.",
+    StopReason.TIME_LIMIT: "CPU time has been exceeded.",
 }
 
 
@@ -40,14 +42,14 @@ class RunOutcome(RunResult):
     exit_code: int = EXIT_OK
 
 
-def build(spec, *, model: bytes | None = None, args: dict | None = None, host_cwd: str | None = None,
+def build(spec, *, model: bytes | None = None, args: RunArgs | None = None, host_cwd: str | None = None,
           **kw) -> Platform:
     """The platform for a command line, its input files read (bounded) before anything is built."""
-    inputs = (args or {}).get("inputs")
-    if "cmdline" not in (args or {}):  # fvp run -i; the semihosting runner's own command line keeps the runner's
-        host_inputs.refuse_inputs_for_bundled(model, inputs)  # rule (run_fvp.sh --bundle passes a dummy -i)
+    args = args or RunArgs()
+    if args.argv is None:  # fvp run -i; the semihosting runner's own command line keeps the runner's
+        host_inputs.refuse_inputs_for_bundled(model, args.inputs)  # rule (run_fvp.sh --bundle passes a dummy -i)
     limit = host_inputs.memory_limit(spec)
-    host_files = host_inputs.preload_inputs(inputs or [], host_cwd, limit)
+    host_files = host_inputs.preload_inputs(list(args.inputs), host_cwd, limit)
     return Platform(spec, model=model, args=args, host_cwd=host_cwd, read_limit=limit, host_files=host_files, **kw)
 
 
@@ -73,53 +75,54 @@ def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
         if problem:
             raise ConfigError(problem)
     result = platform.run(main)
+    lost = None
     if trace:
-        problem = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
-        if problem:
-            print(f"fvp: error: {problem}", file=sys.stderr)
+        lost = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
     outcome = RunOutcome(**{f.name: getattr(result, f.name) for f in fields(RunResult)},
                          exit_code=print_trailer(platform, result))
     if stat:
         print_stat(platform, outcome)
     platform.close()
     settle_new_heap()
+    if lost is not None:  # the run's PMU trace is lost: one line, exit status 1 (fvp run and the drop-ins)
+        raise lost
     return outcome
 
 
-def exit_status(reason: str, message: str) -> int:
+def exit_status(reason: StopReason, message: str) -> int:
     """The exit status of ``fvp run`` for why the simulation stopped."""
-    if reason == "user" or (reason == "exit" and message == "0"):
+    if reason == StopReason.USER or (reason == StopReason.EXIT and message == "0"):
         return EXIT_OK
     if reason in _STOP_MESSAGES:
         return EXIT_LIMIT
     return EXIT_FAILURE
 
 
-def trailer_lines(reason: str, message: str, t_ns: int) -> list[str]:
+def trailer_lines(reason: StopReason, message: str, t_ns: int) -> list[str]:
     """The FVP's last lines for why the simulation stopped (``reason``/``message`` of a ``RunResult``)."""
     stopped = f"[warning ][main@0][{t_ns} ns] Simulation stopped by user"
     stopping = "Info: Simulation is stopping. Reason: "
-    if reason == "user" or (reason == "exit" and message == "0"):
+    if reason == StopReason.USER or (reason == StopReason.EXIT and message == "0"):
         return ["", "Info: /OSCI/SystemC: Simulation stopped by user.", stopped]
     if reason in _STOP_MESSAGES:
         return ["", stopping + _STOP_MESSAGES[reason], stopped]
-    if reason == "exit":
+    if reason == StopReason.EXIT:
         return ["", f"{stopping}the application exited with status {message}."]
-    if reason == "returned":
+    if reason == StopReason.RETURNED:
         return ["", f"{stopping}the firmware returned without signalling the end (no EOT)."]
-    if reason == "hard_fault":
+    if reason == StopReason.HARD_FAULT:
         return [f"Hard fault: {message}", f"{stopping}the CPU took a hard fault at {t_ns} ns."]
-    if reason == "lockup":  # the application's code on QEMU: a fault the CPU could not take
+    if reason == StopReason.LOCKUP:  # the application's code on QEMU: a fault the CPU could not take
         return [f"Hard fault: {message}", f"{stopping}the CPU locked up at {t_ns} ns."]
-    if reason == "reset":
+    if reason == StopReason.RESET:
         return ["", f"{stopping}{message}."]
-    if reason == "qemu":
+    if reason == StopReason.QEMU:
         return [f"[critical] {message}"]
-    if reason == "abort":
+    if reason == StopReason.ABORT:
         return ["", f"{stopping}the application aborted{': ' + message if message else ''}."]
-    if reason == "deadlock":
+    if reason == StopReason.DEADLOCK:
         return [f"{stopping}{message}."]
-    if reason == "guest_error":
+    if reason == StopReason.GUEST_ERROR:
         return [f"[critical] guest error (strict mode): {message}"]
     return [f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)"]
 

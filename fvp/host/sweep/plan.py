@@ -16,7 +16,9 @@ leaves open comes from the compile, as ``fvp run`` does (``fvp.host.programs.pro
   that runner build, but not what Vela would have scheduled for that mode, so it is never the default.
 
 Compiles run here, in the planning process, once per (model, flags, target, system config, memory mode), and are
-cached on disk by content (``$FVP_CACHE_DIR`` or ``~/.cache/fvp/sweep-compiles``).
+cached on disk by content (``$FVP_CACHE_DIR`` or ``~/.cache/fvp/sweep-compiles``), each with a seal under the
+user's cache key (``fvp.machine.npu.diskcache.seal``): a compile another user or job put there is compiled
+again, not run.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import __version__
+from ...safe_write import write_file
 from ..programs import et_build
 from ...boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
 from ..programs.program_board import program_config
@@ -135,8 +138,14 @@ class Compiler:
         bundle = "--bundleio" in prog.flags
         out_dir = cache_dir() / h.hexdigest()[:32]
         out = out_dir / (f"{Path(model).stem}_{target}_{memory_mode}" + (".bpte" if bundle else ".pte"))
-        if out.is_file():
-            return out.read_bytes(), str(out)
+        seal_path = out.with_suffix(out.suffix + ".mac")
+        for p in (cache_dir(), out_dir, out, seal_path):
+            if p.is_symlink():
+                raise RuntimeError(f"{p} is a symbolic link: the sweep's compile cache is never used through one")
+        if out.is_file() and seal_path.is_file():
+            data = out.read_bytes()
+            if _seal(h.hexdigest(), data) == seal_path.read_bytes():  # written by this user's compile, unchanged
+                return data, str(out)
         out_dir.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(out.suffix + ".tmp")
         cmd = [self.python, "-m", "executorch.backends.arm.scripts.aot_arm_compiler", f"--model_name={model}",
@@ -152,7 +161,19 @@ class Compiler:
             raise RuntimeError(f"aot_arm_compiler failed (exit status {proc.returncode}): {tail}")
         os.replace(tmp, out)
         self.misses += 1
-        return out.read_bytes(), str(out)
+        data = out.read_bytes()
+        seal = _seal(h.hexdigest(), data)
+        if seal is not None:
+            write_file(str(seal_path), seal)
+        return data, str(out)
+
+
+def _seal(label: str, data: bytes) -> bytes | None:
+    """The compile's seal under this user's cache key (``diskcache.seal``): a compile someone else put in a
+    shared cache directory, or changed, is compiled again rather than run."""
+    from ...machine.npu.diskcache import seal
+
+    return seal(label, data, cache_dir().parent)
 
 
 # ------------------------------------------------------------------------------------------------ planning

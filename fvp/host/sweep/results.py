@@ -14,7 +14,7 @@ import math
 import os
 from pathlib import Path
 
-from .point import RETRY_STATUSES
+from .point import RETRY_STATUSES, STATUSES
 from .spec import format_value
 
 HEAD = ("program", "status", "reason", "variant", "system_config", "memory_mode", "npu_cycles", "inference_ms",
@@ -23,21 +23,71 @@ TAIL = ("bundled_check", "result", "exit_code", "wall_seconds", "sim_wall_second
         "program_sha256", "board", "board_file", "board_sha", "simulator", "host", "key", "notes", "overrides")
 
 
+_NUMBERS = ("npu_cycles", "inference_ms", "npu_clock_hz", "cpu_clock_hz", "sram_bytes", "npu_scratch_bytes",
+            "cpu_cycles", "macs", "npu_streams", "exit_code", "wall_seconds", "sim_wall_seconds", "axi0_read_bytes",
+            "axi0_written_bytes", "axi1_read_bytes", "axi1_written_bytes")
+_MAPPINGS = ("axes", "pmu", "memory_bytes", "memory_stats", "bound_cycles", "compiled_for")
+_LISTS = ("pmu_events", "notes", "overrides")
+
+
+def _scalar(v) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def row_problem(row) -> str | None:
+    """Why a row read back from ``results.jsonl`` cannot be one this sweep wrote (a damaged or edited line),
+    or None: its key, program and status are strings (a status of ``point.STATUSES``), its figures numbers,
+    its mappings of scalars (``memory_bytes`` of mappings), its lists lists; a row that ran has its figures."""
+    if not isinstance(row, dict):
+        return "not a mapping"
+    for k in ("key", "program", "status"):
+        if not isinstance(row.get(k), str):
+            return f"{k} is not a string"
+    if row["status"] not in STATUSES:
+        return f"status {row['status']!r}"
+    for k in _NUMBERS:
+        if k in row and not (row[k] is None or (isinstance(row[k], (int, float)) and not isinstance(row[k], bool))):
+            return f"{k} is not a number"
+    for k in _MAPPINGS:
+        v = row.get(k, {})
+        if v is not None and not isinstance(v, dict):
+            return f"{k} is not a mapping"
+        for x in (v or {}).values():
+            if not (isinstance(x, dict) and all(map(_scalar, x.values())) if k == "memory_bytes" else _scalar(x)):
+                return f"{k} holds {type(x).__name__}"
+    for k in _LISTS:
+        if k in row and not isinstance(row[k], list):
+            return f"{k} is not a list"
+    if row["status"] == "ok" and any(not isinstance(row.get(k), (int, float)) for k in
+                                     ("npu_cycles", "inference_ms", "sram_bytes")):
+        return "a row that ran without its figures"
+    for k, v in row.items():
+        if k not in _MAPPINGS and k not in _LISTS and not _scalar(v) and k != "traceback":
+            return f"{k} holds {type(v).__name__}"
+    return None
+
+
 class Journal:
+    """The rows of ``results.jsonl``; ``damaged`` counts the lines that are not rows (cut by a kill, edited):
+    those points run again."""
+
     def __init__(self, out_dir: str):
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "results.jsonl"
         self.rows: dict = {}
+        self.damaged = 0
         if self.path.is_file():
-            with open(self.path, encoding="utf-8") as f:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
                 for line in f:
                     try:
                         row = json.loads(line)
-                    except ValueError:  # a line cut by a kill: that point runs again
-                        continue
-                    if isinstance(row, dict) and "key" in row:
+                    except (ValueError, RecursionError):  # a line cut by a kill: that point runs again
+                        row = None
+                    if row_problem(row) is None:
                         self.rows[row["key"]] = row
+                    elif line.strip():
+                        self.damaged += 1
         self._f = open(self.path, "a", encoding="utf-8")
 
     def done(self, key: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hwdesc.cmsdk_uart import BAUDDIV_MIN, EOT, REGISTERS
 
 from ..bus import Device
-from ...errors import SimulationStop
+from ...errors import SimulationStop, StopReason
 from .regbank import RegisterBank, register_property
 
 CTRL_TX_EN = REGISTERS.CTRL.mask("tx_en")
@@ -99,7 +99,7 @@ class CmsdkUart(Device):
         self._line.append(byte)
         if byte == EOT and self.shutdown_on_eot:
             self.flush()
-            raise SimulationStop("user", "EOT (0x04) on UART0 with shutdown_on_eot")
+            raise SimulationStop(StopReason.USER, "EOT (0x04) on UART0 with shutdown_on_eot")
         if byte == 0x0A or self.unbuffered or len(self._line) >= 4096:
             self._emit()
 
@@ -115,7 +115,7 @@ class CmsdkUart(Device):
             window = self._tail + data
             if self.shutdown_tag in window:
                 self.flush()
-                raise SimulationStop("user", "shutdown tag seen on UART0")
+                raise SimulationStop(StopReason.USER, "shutdown tag seen on UART0")
             self._tail = window[-len(self.shutdown_tag):]
 
     def flush(self) -> None:

@@ -188,12 +188,16 @@ def _check_kernel_op(ctx, op, factor) -> None:
         k = op.kernel
         per_channel = k.elements * (i.depth if op.kind == "CONV" else 1)
         cores = max(len(op.weights), 1)
+        by_channel = op.weights_split == "CHANNELS"
         for core, wr in enumerate(op.weights):
-            # U55/U65: core k holds channels k, k + cores, ...; the U85's streams share the channels in groups
-            # (weights_u85), so only their total is bounded here
-            need = (o.depth * per_channel if core == 0 else 0) if op.u85 else len(range(core, o.depth, cores)) * per_channel
-            most = (sum(max_decoded_weights(w.length) for w in op.weights) if core == 0 else 0) if op.u85 else \
-                max_decoded_weights(wr.length)
+            # "CHANNELS" (the U65's cores): stream k holds channels k, k + cores, ...; "TRAVERSAL" (the U85's
+            # decoders): the streams share one traversal of the channels, so only their total is bounded here
+            if by_channel:
+                need = len(range(core, o.depth, cores)) * per_channel
+                most = max_decoded_weights(wr.length)
+            else:
+                need = o.depth * per_channel if core == 0 else 0
+                most = sum(max_decoded_weights(w.length) for w in op.weights) if core == 0 else 0
             if need > most:
                 raise NpuFault("cmd_parse_error", f"{op.mnemonic} at 0x{op.offset:x} needs {need} weights, but its "
                                f"{wr.length}-byte weight stream can encode at most {most}", offset=op.offset)

@@ -18,11 +18,12 @@ in words (docs/stream-checker.md lists the rules). Rules:
   operation must read each element before it is overwritten: same addresses for the same element);
 * ``register``: register values that are illegal for the variant: a zero or oversized OFM block, the
   accumulator area starting before the IFM buffer ends or past the SHRAM, 64-bit feature maps;
-* ``blockdep``: an Ethos-U55/U65 operation that reads the OFM of the operation before it (the same tensor, the
-  same shape) declares a BLOCKDEP that lets one of its first jobs (blocks) run while a job of the previous
-  operation that writes what it reads is still running; the jobs as Vela's register generator models them
+* ``blockdep``: an operation that reads the OFM of the operation before it (the same tensor, the same shape)
+  declares a BLOCKDEP that lets one of its first jobs (blocks) run while a job of the previous operation that
+  writes what it reads is still running; the jobs as Vela's register generator models them
   (``EthosU55RCSGenerator::CalcBlockDep``: the previous operation's last OFM blocks, this one's first IFM
-  blocks, job i of this operation beside job j from the end of the previous one when i + j < BLOCKDEP);
+  blocks, job i of this operation beside job j from the end of the previous one when i + j < BLOCKDEP), for the
+  product families that model it (``family.max_blockdep``: the Ethos-U55/U65);
 * ``unwritten-read``: an operation or DMA reads bytes that nothing has written since the program was loaded
   (``fvp.machine.written``: the loader, the firmware and the NPU's own OFMs and DMAs write; the runner's copies of
   the inputs into the scratch are writes like any other), so it computes with stale or uninitialised memory.
@@ -35,14 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwdesc import ethosu as R
-
 from ...errors import SimulationStop
 from . import featuremap as fmap
 from .timing.geometry import ifm_block_depth
-
-#: the largest BLOCKDEP of the Ethos-U55/U65 (its 2-bit field; Vela's ``MaxBlockdep``)
-MAX_BLOCKDEP = (1 << R.BY_NAME["NPU_SET_BLOCKDEP"].fields[0].width) - 1
 
 
 def _tile_boxes(fm, h, w):
@@ -280,7 +276,7 @@ class StreamChecker:
                         self._unwritten_range(op, f"its {tensor} stream", lo, r.length)
         self._hazards_kernel(op, ranges)
         self._in_place(op, ranges)
-        if self._prev is not None and op.blockdep > 0 and not op.u85:
+        if self._prev is not None and op.blockdep > 0 and self.arch.family.max_blockdep is not None:
             self._blockdep(ctx, self._prev, op)
         self._prev = op
         # [inferred from Vela's wait insertion] the command processor takes a new kernel operation only when the
@@ -322,8 +318,9 @@ class StreamChecker:
             # pooling and elementwise read the depth they write)
             ijob = ((bh - 1) * k.stride_y + k.dilated_height, (bw - 1) * k.stride_x + k.dilated_width,
                     ifm_block_depth(self.arch, op))
-            cur = self._jobs((h, w, fm.depth), ijob, MAX_BLOCKDEP, True)
-            last = self._jobs(po.shape, prev.ofm_block, MAX_BLOCKDEP, False)
+            most = self.arch.family.max_blockdep
+            cur = self._jobs((h, w, fm.depth), ijob, most, True)
+            last = self._jobs(po.shape, prev.ofm_block, most, False)
             for i, (a0, a1) in enumerate(cur):
                 for j in range(len(last)):
                     if i + j >= op.blockdep:
@@ -356,52 +353,39 @@ class StreamChecker:
 
     def _dma_ranges(self, ctx, op):
         d = op.dma
-        total = d.total_bytes
-        if total <= 0:
+        if d.total_bytes <= 0:
             return []
-        mode = d.mode if (ctx.arch.is_u65 or op.u85) else 0
-        rows = 1 if mode == 0 else d.size0
-        planes = d.size1 if mode == 2 else 1
-        if op.u85:  # per-side strides; a scatter's rows go anywhere up to IDX_MAX
-            nrows = d.idx_max + 1 if d.indexed == "dst" else rows
-            span = d.length + max(0, nrows - 1) * abs(d.dst_stride0) + max(0, planes - 1) * abs(d.dst_stride1)
-        else:
-            span = max(d.length * rows * planes, d.length + max(0, rows - 1) * (d.length + (d.skip0 if mode else 0))
-                       + max(0, planes - 1) * (d.length * rows + (d.skip1 if mode == 2 else 0)))
+        span = self.arch.family.dma_footprint(self.arch, op).dst_span
         if d.dst_internal:
             return [("shram", d.dst_address, d.dst_address + span, 0, "DMA destination")]
         lo = (ctx.bases[d.dst_region] + d.dst_address) & ctx.mask
         return [("bus", lo, lo + span, 0, "DMA destination")]
 
     def _unwritten_dma(self, ctx, op) -> None:
-        """``unwritten-read`` for a DMA's source (and a U85 gather's index table): its rows as the DMA reads
-        them (a gather's rows are those its index table names, not checked row by row: left out)."""
+        """``unwritten-read`` for a DMA's source (and a gather's or scatter's index table): its rows as the DMA
+        reads them (a gather's rows are those its index table names, not checked row by row: left out)."""
         d = op.dma
         if d.total_bytes <= 0 or d.src_internal:
             return
+        fp = self.arch.family.dma_footprint(self.arch, op)
         src = (ctx.bases[d.src_region] + d.src_address) & ctx.mask
-        if op.u85:
-            rows = 1 if d.src_stride_mode == 0 else d.size0
-            planes = d.size1 if d.src_stride_mode == 2 else 1
-            if d.indexed:
-                self._unwritten_range(op, "its index table", (ctx.bases[d.idx_region] + d.idx_address) & ctx.mask,
-                                      4 * rows)
-            if d.indexed == "src":
-                return
-            starts = (np.arange(planes, dtype=np.int64)[:, None] * d.src_stride1
-                      + np.arange(rows, dtype=np.int64)[None, :] * d.src_stride0).ravel()
-            lo = int(starts.min())
-            bad = self.written.unwritten((src + lo) & ctx.mask, np.unique(starts - lo), d.length)
-            if bad.size:
-                a = (src + lo + int(bad[0])) & ctx.mask
-                self._say("error", op, "unwritten-read",
-                          f"{bad.size} of its source rows of {d.length} bytes (the first at "
-                          f"{self.written.describe(a)}) were never written since the program was loaded: the DMA "
-                          f"copies stale or uninitialised memory")
+        if fp.index_bytes:
+            self._unwritten_range(op, "its index table", (ctx.bases[d.idx_region] + d.idx_address) & ctx.mask,
+                                  fp.index_bytes)
+        if fp.gather:
             return
-        mode = d.dst_stride_mode if ctx.arch.is_u65 else 0  # as execute._run_dma: the source is contiguous
-        n = d.length * (1 if mode == 0 else d.size0) * (d.size1 if mode == 2 else 1)
-        self._unwritten_range(op, "its source", src, n)
+        if fp.src_rows is None:  # a contiguous source
+            self._unwritten_range(op, "its source", src, fp.src_bytes)
+            return
+        starts = fp.src_rows
+        lo = int(starts.min())
+        bad = self.written.unwritten((src + lo) & ctx.mask, np.unique(starts - lo), d.length)
+        if bad.size:
+            a = (src + lo + int(bad[0])) & ctx.mask
+            self._say("error", op, "unwritten-read",
+                      f"{bad.size} of its source rows of {d.length} bytes (the first at "
+                      f"{self.written.describe(a)}) were never written since the program was loaded: the DMA "
+                      f"copies stale or uninitialised memory")
 
     def after(self, ctx, op) -> None:
         """The operation has run: what it wrote is written (the unwritten-read rule's shadow map)."""

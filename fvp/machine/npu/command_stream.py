@@ -10,8 +10,8 @@
 * :func:`parse_driver_payload` strips the "COP1" driver-actions header Vela puts around a stream.
 
 The word layout (opcode, reserved bits, control) is common to every Ethos-U; the command table is the
-product's: :func:`isa_of` gives ``hwdesc.ethosu`` (U55/U65) or ``hwdesc.ethosu85`` (U85), and a
-:class:`Command` carries its own definition.
+product family's (``arch.family.isa``: ``hwdesc.ethosu`` for the U55/U65, ``hwdesc.ethosu85`` for the U85, which
+commands exist on a configuration: ``family.has_command``), and a :class:`Command` carries its own definition.
 """
 
 from __future__ import annotations
@@ -27,10 +27,7 @@ from .arch import NpuArch, get_arch
 
 def isa_of(arch):
     """The command-stream ISA module (``COMMANDS``, ``BY_NAME``, field codes) of an NPU variant."""
-    if get_arch(arch).is_u85:
-        from hwdesc import ethosu85
-        return ethosu85
-    return R
+    return get_arch(arch).family.isa
 
 # ======================================================================================== commands
 
@@ -69,6 +66,12 @@ class Command:
         w0 = (self.param << 16) | self.code
         return (w0,) if self.payload is None else (w0, self.payload)
 
+    def code_name(self, fname: str) -> str:
+        """The name of the code in the operation's param field ``fname`` (``NPU_OP_POOL`` ``pooling_mode`` ...);
+        a value the ISA table does not define is an invalid command stream (:func:`invalid_value`)."""
+        (f,) = [f for f in self.definition.fields if f.name == fname]
+        return _code_name(self.name, f, f.get(self.param), self.offset)
+
 
 def as_words(words) -> np.ndarray:
     """A stream as little-endian uint32 words (from bytes, a list of ints or an array)."""
@@ -102,7 +105,7 @@ def decode_command(words: np.ndarray, index: int, arch: NpuArch) -> Command:
         kind = "CMD1" if control else "CMD0"
         raise NpuFault("cmd_parse_error", f"unknown {kind} opcode 0x{low & R.OPCODE_MASK:03x} "
                        f"(word 0x{w:08x}) at 0x{off:x}", offset=off)
-    if not cdef.valid_for(arch.is_u65):
+    if not arch.family.has_command(cdef, arch):
         raise NpuFault("cmd_parse_error", f"{cdef.name} (word 0x{w:08x}) at 0x{off:x} is not valid on {arch.name}",
                        offset=off)
     payload = None
@@ -129,6 +132,38 @@ def iter_commands(words, arch, start: int = 0):
 def decode_commands(words, arch) -> list[Command]:
     """All commands of a stream; raises ``NpuFault("cmd_parse_error")`` at the first invalid one."""
     return list(iter_commands(words, arch))
+
+
+def _compact(values) -> str:
+    """``0, 1, 2, 5`` as ``0-2, 5``."""
+    out, run = [], []
+    for v in sorted(values):
+        if run and v == run[-1] + 1:
+            run.append(v)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+        run = [v]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+    return ", ".join(out)
+
+
+def invalid_value(command: str, field, value: int, offset: int) -> NpuFault:
+    """The fault of an enumerated field whose value the product's ISA table does not define (a reserved code): the
+    command stream is invalid. Names the command, the field and the value, and the values the field takes."""
+    codes = field.enum
+    takes = (", ".join(f"{v} {n}" for v, n in sorted(codes.items())) if len(codes) <= 6
+             else _compact(codes))
+    return NpuFault("cmd_parse_error", f"invalid command stream: {command} {field.name} = {value}, a value the "
+                    f"field does not define (it takes {takes})", offset=offset)
+
+
+def _code_name(command: str, field, value: int, offset: int) -> str:
+    name = field.enum.get(value)
+    if name is None:
+        raise invalid_value(command, field, value, offset)
+    return name
 
 
 # ======================================================================================== COP1 payload
@@ -221,6 +256,14 @@ class RegisterState:
         """A field of a register as the ISA table declares it (payload fields of a CMD1, then its param's)."""
         code, f, shift, mask = self._fields[name, fname]
         return f.get((self.values.get(code, 0) >> shift) & mask)
+
+    def code(self, name: str, fname: str, offset: int) -> str:
+        """The name of an enumerated field's code, as the ISA table names it (``NPU_SET_IFM_PRECISION``
+        ``format`` -> ``"NHCWB16"``): how a product translates a raw field into the descriptors' named codes. A
+        value the table does not define is an invalid command stream: ``NpuFault("cmd_parse_error")`` naming the
+        command, the field and the value, at the operation's ``offset``."""
+        code, f, shift, mask = self._fields[name, fname]
+        return _code_name(name, f, f.get((self.values.get(code, 0) >> shift) & mask), offset)
 
     # typed access
     def u16(self, name: str) -> int:

@@ -1,17 +1,31 @@
-"""NPU operation descriptors: what one ``NPU_OP_*`` does, decoded (shared by the U55/U65 and U85 decoders).
+"""NPU operation descriptors: what one ``NPU_OP_*`` does, decoded, in the same terms for every product.
 
 Frozen dataclasses only: :class:`FeatureMap`, :class:`Kernel`, :class:`Scale`, :class:`Activation`,
-:class:`AddressRange`, :class:`Broadcast`, :class:`Dma`, :class:`Resize` and :class:`NpuOperation`. ``operations.py`` builds them
-from the U55/U65 register state, ``operations_u85.py`` from the U85's; the engines, the timing model and the
-checker read them.
+:class:`AddressRange`, :class:`Broadcast`, :class:`Dma`, :class:`Resize` and :class:`NpuOperation`. Each product
+family builds them from its register state (``u55/operations.py``, ``u85/operations.py``); the engines, the timing
+model and the checker read them and never ask which product built them. Facts of the data an operation streams
+that both the function and the timing need are here too: :data:`SUBKERNEL_MAX`, :data:`SCALE_ENTRY_BYTES`.
+
+Every code in a descriptor is a name: a string for kinds, modes and layouts (``"CONV"``, ``"NHCWB16"``,
+``"GLOBAL"``), and for the arithmetic the engines' kernels take as numbers the named codes :class:`RoundMode`,
+:class:`IfmScaleMode`, :class:`ActivationFunction` and :class:`ClipRange`, whose members are named as the
+hardware's interface tables name them (``hwdesc.ethosu``, ``hwdesc.ethosu85``). A product translates each raw
+register field into these once, when it builds the operation; a raw value its table does not define never
+reaches a descriptor (it is an invalid command stream, ``RegisterState.code``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 
-from hwdesc import ethosu as R
-from hwdesc import ethosu85 as R85
+#: the largest sub-kernel (height and width, in taps) the MAC array takes in one pass: a larger kernel is split into
+#: sub-kernels of at most this size (half of it in an axis with dilation 2), each with its own weights in the
+#: weight stream and its own IFM fetch (both products: Regor's ``_subkernelMax``, its weight encoders)
+SUBKERNEL_MAX = 8
+#: bytes of one scale-stream entry (bias, multiplier, shift) per OFM channel: the decoders' entry size and the
+#: timing model's scale fetch per block (both products: Regor's ``EncodeBias``, its performance models)
+SCALE_ENTRY_BYTES = 10
 
 DTYPE_NAMES = {
     (8, True): "int8", (8, False): "uint8", (16, True): "int16", (16, False): "uint16",
@@ -19,14 +33,63 @@ DTYPE_NAMES = {
 }
 
 
-#: round modes only the Ethos-U85 has (its ROUND_MODE_OFM), numbered for ``NpuOperation.ofm_round_mode`` beside the
-#: U55's ROUND_DBL/ROUND_TRUNCATE/ROUND_NATURAL (0..2 of hwdesc.ethosu; 3 is reserved there): TRUNCATE_TO_LOWER
-#: rounds down, SYMMETRIC rounds half away from zero, DOUBLE_ASYMMETRIC is DBL with the 2**30 correction always
-#: added (the engines' ``rounding_constant``)
-ROUND_FLOOR, ROUND_SYMMETRIC, ROUND_DBL_ASYMMETRIC = 4, 5, 6
-#: ``NpuOperation.ifm_scale_mode`` of Ethos-U85 elementwise operations: each operand through its own scale
-#: register (IFM_SCALE, IFM2_SCALE); the U55's modes are 0..2 (hwdesc.ethosu IFM_SCALE_MODE)
-IFM_SCALE_PER_OPERAND = 3
+class RoundMode(IntEnum):
+    """How a right shift by a scale's shift rounds (the output stage, operand scaling, SHR): the U55/U65's names
+    where a mode is one of theirs (hwdesc.ethosu ROUND_MODE: DBL, TRUNCATE, NATURAL), the U85's for its others
+    (hwdesc.ethosu85 ROUND_MODE_OFM). The values are the engines' kernel codes (``reference.rounding_constant``)."""
+
+    DBL = 0  # double rounding: half up, with a 2**30 correction of v's sign for shifts above 31 (U85 DOUBLE_SYMMETRIC)
+    TRUNCATE = 1  # towards zero (U85 TRUNCATE_TO_ZERO)
+    NATURAL = 2  # half up
+    TRUNCATE_TO_LOWER = 4  # down
+    SYMMETRIC = 5  # half away from zero
+    DOUBLE_ASYMMETRIC = 6  # DBL with the 2**30 correction always added
+
+
+class IfmScaleMode(IntEnum):
+    """How the operands of an elementwise ADD/SUB are scaled: the U55/U65's three modes (hwdesc.ethosu
+    IFM_SCALE_MODE: both by 16-bit OPA/OPB_SCALE, operand A or B by the 32-bit OPA_SCALE), or each operand by its
+    own scale register (the U85's IFM_SCALE and IFM2_SCALE, for every elementwise mode)."""
+
+    OPA_OPB_16 = 0
+    OPA_32 = 1
+    OPB_32 = 2
+    PER_OPERAND = 3
+
+
+class ActivationFunction(IntEnum):
+    """The activation function of the output stage: the U55/U65's (hwdesc.ethosu ACTIVATION_FUNCTION): none (the
+    clamp only), the built-in TANH and SIGMOID, a LUT at slot 0..7 (the U85's LUT kinds become the table at their
+    slot, its LUT_TANH/LUT_SIGMOID the built-in functions with ``Activation.lut_slot``)."""
+
+    NONE = 0
+    TANH = 3
+    SIGMOID = 4
+    TABLE_0 = 16
+    TABLE_1 = 17
+    TABLE_2 = 18
+    TABLE_3 = 19
+    TABLE_4 = 20
+    TABLE_5 = 21
+    TABLE_6 = 22
+    TABLE_7 = 23
+
+    @classmethod
+    def table(cls, slot: int) -> "ActivationFunction":
+        """The LUT at 256-byte slot ``slot`` (0..7) of the LUT memory."""
+        return cls(cls.TABLE_0 + slot)
+
+
+class ClipRange(IntEnum):
+    """The range the activation clamps to (and a LUT is indexed in): the OFM type's, or a forced 8-bit unsigned,
+    8-bit signed or 16-bit signed one (hwdesc.ethosu ACTIVATION_CLIP_RANGE; the U85's LUT kinds name their index
+    type)."""
+
+    OFM_PRECISION = 0
+    FORCE_UINT8 = 2
+    FORCE_INT8 = 3
+    FORCE_INT16 = 5
+
 
 #: the axes of an OFM transpose (Ethos-U85 OFM_PRECISION.activation_transpose): memory axis i holds the computed
 #: axis ``TRANSPOSE_AXES[mode][i]`` of (H, W, C)
@@ -152,32 +215,34 @@ class Scale:
 
 @dataclass(frozen=True)
 class Activation:
-    """ACTIVATION/MIN/MAX. ``function`` 0 = none (clamp only), 3 TANH, 4 SIGMOID, 16..23 TABLE_0..7;
-    ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's LUT_TANH /
-    LUT_SIGMOID), None for the U55/U65's built-in table."""
+    """ACTIVATION/MIN/MAX: the function (:class:`ActivationFunction`), the clip range (:class:`ClipRange`) and the
+    clamp bounds; ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's
+    LUT_TANH / LUT_SIGMOID), None for the U55/U65's built-in table."""
 
-    function: int
-    clip_range: int
+    function: ActivationFunction
+    clip_range: ClipRange
     min: int
     max: int
     lut_slot: int | None = None
 
     @property
     def name(self) -> str:
-        return R.ACTIVATION_FUNCTION.get(self.function, f"UNKNOWN_{self.function}")
+        return ActivationFunction(self.function).name
 
     @property
     def table(self) -> int | None:
-        return self.function - 16 if 16 <= self.function <= 23 else None
+        """The LUT slot of a TABLE_n function, else None."""
+        t = self.function - ActivationFunction.TABLE_0
+        return t if 0 <= t <= ActivationFunction.TABLE_7 - ActivationFunction.TABLE_0 else None
 
     @property
     def builtin(self) -> bool:
         """TANH or SIGMOID: the hardware's built-in (non-LUT) activation functions."""
-        return self.function in R.ACTIVATION_BUILTIN
+        return self.function in (ActivationFunction.TANH, ActivationFunction.SIGMOID)
 
     @property
     def clip_range_name(self) -> str:
-        return R.ACTIVATION_CLIP_RANGE.get(self.clip_range, str(self.clip_range))
+        return ClipRange(self.clip_range).name
 
 
 @dataclass(frozen=True)
@@ -204,9 +269,11 @@ class Broadcast:
 
 @dataclass(frozen=True)
 class Dma:
-    """A DMA job: ``*_internal`` means SHRAM (the region is then ignored).  U55 is 1-D (``length`` bytes);
-    U65 2-D/3-D writes ``size0`` (and ``size1``) rows of ``length`` bytes, skipping ``skip0`` bytes after each
-    row and ``skip1`` after each plane at the destination."""
+    """A DMA job: ``*_internal`` means SHRAM (the U85's LUT RAM; the region is then ignored). The stride modes are
+    the copy's dimensions less one (0: ``length`` bytes, 1: ``size0`` rows of them, 2: ``size1`` planes of such
+    rows); ``skip0``/``skip1`` (the U65's) are the bytes skipped after each row and each plane at the destination,
+    the per-side strides (the U85's) the bytes from row to row and plane to plane. The product's DMA engine
+    (``u55/dma.py``, ``u85/dma.py``) says which of these its registers give."""
 
     src_region: int
     src_internal: bool
@@ -263,6 +330,12 @@ class Resize:
 
 
 KERNEL_KINDS = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE", "RESIZE")
+#: elementwise modes with one operand (no IFM2): every product's (hwdesc.ethosu / ethosu85 UNARY_ELEMENTWISE_MODES)
+UNARY_ELEMENTWISE_MODES = ("ABS", "CLZ", "LRELU", "NOT")
+#: ``NpuOperation.ofm_scaling``: what the output stage takes from OFM_SCALE in GLOBAL mode: its multiplier and
+#: shift; its shift only (the U55/U65's 32-bit elementwise: "scale not applied for 32-bit operations"); nothing
+#: (the U55/U65's LRELU, whose OFM_SCALE is the slope of the negative side, applied to the operand)
+OFM_SCALING = ("MULTIPLIER_AND_SHIFT", "SHIFT_ONLY", "NONE")
 
 
 @dataclass(frozen=True)
@@ -291,29 +364,33 @@ class NpuOperation:
     weights: tuple = ()  # AddressRange per core (U65 dual core: 2)
     scales: tuple = ()  # AddressRange per core
     ofm_scale_mode: str = "GLOBAL"  # PER_CHANNEL (scale stream) | GLOBAL (OFM_SCALE)
-    ofm_round_mode: int = 0  # 0 DBL, 1 TRUNCATE, 2 NATURAL
-    ifm_scale_mode: int = 0  # 0 OPA_OPB_16, 1 OPA_32, 2 OPB_32
-    ifm_round_mode: int = 0
+    ofm_round_mode: RoundMode = RoundMode.DBL
+    ifm_scale_mode: IfmScaleMode = IfmScaleMode.OPA_OPB_16
+    ifm_round_mode: RoundMode = RoundMode.DBL
     ofm_scale: Scale | None = None
     opa_scale: Scale | None = None
     opb_scale: int = 0
     activation: Activation | None = None
     broadcast: Broadcast | None = None
-    parallel_mode: int = 0
+    cores: int = 1  # MAC cores the operation is split over by OFM depth (the U65-512's DUAL_CORE_DEPTH: 2)
     dma: Dma | None = None
     count: int = 0  # DMA_WAIT k, KERNEL_WAIT n, IRQ/STOP mask, PMU_MASK enable
-    # Ethos-U85 only (operations_u85.py): IFM2's own scale and rounding (ifm_scale_mode 3: each elementwise
-    # operand scaled by its own register), a scalar IFM, the micro-block, the weight format, and whether an
-    # AVERAGE pool divides by the valid count in hardware (None: the U55 rule, reference.hw_average)
+    ofm_scaling: str = "MULTIPLIER_AND_SHIFT"  # one of OFM_SCALING
+    # weight streams (``weights``) of more than one: "CHANNELS": stream k of n holds OFM channels k, k + n, ...
+    # (the U65's cores); "TRAVERSAL": the streams together hold one traversal of every channel (the U85's decoders)
+    weights_split: str = "CHANNELS"
+    # features of the Ethos-U85 (u85/operations.py): IFM2's own scale and rounding (IfmScaleMode.PER_OPERAND: each
+    # elementwise operand scaled by its own register), a scalar IFM, the micro-block, the weight format (None: the
+    # product has one format), and whether an AVERAGE pool divides by the valid count in hardware (None: the
+    # rule of reference.hw_average)
     ifm2_scale: Scale | None = None
-    ifm2_round_mode: int = 0
+    ifm2_round_mode: RoundMode = RoundMode.DBL
     ifm_scalar: int | None = None
     ofm_ublock: tuple | None = None
-    weight_format: str = "SWD"
+    weight_format: str | None = None
     sparse_weights: bool = False  # 2:4 sparse weight traversal (the stream still holds the zeros)
     average_hw: bool | None = None
     resize: Resize | None = None
-    u85: bool = False
 
     @property
     def is_kernel_op(self) -> bool:
@@ -321,8 +398,8 @@ class NpuOperation:
 
     @property
     def is_unary(self) -> bool:
-        """An elementwise operation with one operand (ABS, CLZ, LRELU; NOT on the U85): no IFM2."""
-        return self.sub_op in (R85.UNARY_ELEMENTWISE_MODES if self.u85 else R.UNARY_ELEMENTWISE_MODES)
+        """An elementwise operation with one operand (ABS, CLZ, LRELU, NOT): no IFM2."""
+        return self.sub_op in UNARY_ELEMENTWISE_MODES
 
     @property
     def mnemonic(self) -> str:
@@ -345,7 +422,3 @@ class NpuOperation:
                 return o.height * o.width * k * self.ifm.depth
             return o.height * o.width * o.depth * k
         return 0
-
-    @property
-    def cores(self) -> int:
-        return 2 if self.parallel_mode == 1 else 1

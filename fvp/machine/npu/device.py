@@ -31,7 +31,9 @@ from ...boards.schema import NPU_CLOCK_HZ
 from ..bus import Bus, Device
 from ..devices.regbank import RegisterBank, register_property
 from ...errors import BusFault, NpuFault
+from .arch import family_sources
 from .command_stream import isa_of
+from .memo import BoundedCache
 from .pmu import Pmu
 
 _STATUS, _CMD = MMIO_BASE.STATUS, MMIO_BASE.CMD
@@ -67,7 +69,7 @@ class StreamRecord:
 
 
 _WEIGHT_CACHE = None
-_TIMING_CACHE: dict = {}
+_TIMING_CACHE = BoundedCache(max_entries=64)  # (configuration, stream, REGIONCFG, QCONFIG, QSIZE) -> timing
 
 
 def shared_weight_cache():
@@ -76,7 +78,7 @@ def shared_weight_cache():
     on-disk cache, which other processes share (``FVP_CACHE=0`` turns that off)."""
     global _WEIGHT_CACHE
     if _WEIGHT_CACHE is None:
-        from .weights import WeightCache, disk_cache
+        from .weight_cache import WeightCache, disk_cache
 
         _WEIGHT_CACHE = WeightCache(disk=disk_cache())
     return _WEIGHT_CACHE
@@ -280,8 +282,9 @@ class EthosU(Device):
         disk = disk_key = None
         if timing is None and getattr(shared_weight_cache(), "disk", None) is not None:
             from .diskcache import npu_sources, object_cache  # kept on disk too, like the decoded weights
+            from .timing.records import StreamTiming
 
-            disk = object_cache("timing", *npu_sources())
+            disk = object_cache("timing", *npu_sources(), *family_sources(), types=(StreamTiming,))
             disk_key = repr(key[0]).encode() + key[1] + repr(key[2:]).encode()
             timing = disk.get_obj(disk_key)
         if timing is None:
@@ -289,9 +292,7 @@ class EthosU(Device):
             if disk is not None:
                 disk.put_obj(disk_key, timing)
         if key not in _TIMING_CACHE:
-            if len(_TIMING_CACHE) >= 64:
-                _TIMING_CACHE.pop(next(iter(_TIMING_CACHE)))
-            _TIMING_CACHE[key] = timing
+            _TIMING_CACHE.put(key, timing)
         return timing
 
     def _describe_fault(self, fault: NpuFault) -> str:

@@ -16,15 +16,19 @@ from hwdesc import ethosu as R
 from ...errors import NpuFault
 from .arch import get_arch
 from .command_stream import RegisterState, as_words, decode_command
+from .descriptors import ActivationFunction, IfmScaleMode, RoundMode
 from .operations import build_operation
 
 _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
+#: the summary's name of a round mode: those of the U55/U65's table; "?" for the U85's own (TRUNCATE_TO_LOWER,
+#: SYMMETRIC, DOUBLE_ASYMMETRIC), as the summary has always printed them
+_ROUND_TEXT = {RoundMode.DBL: "DBL", RoundMode.TRUNCATE: "TRUNCATE", RoundMode.NATURAL: "NATURAL"}
 _NAME_WIDTH = 26
 
 
-def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: bool = False) -> str:
-    """A short human-readable rendering of a command's fields (``is_u65``: addresses have 40 bits, as on the
-    U65 and U85)."""
+def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, wide: bool = False) -> str:
+    """A short human-readable rendering of a command's fields (``wide``: addresses have 40 bits, as on the U65
+    and U85)."""
     if cdef.kind == "op":
         if not cdef.fields:
             return ""
@@ -42,7 +46,7 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: boo
         if cdef.address:
             v = value
             bits = 32
-            if is_u65:
+            if wide:
                 v |= (param & 0xFF) << 32
                 bits = 40
             if cdef.signed_address and v >> (bits - 1):
@@ -56,14 +60,14 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, is_u65: boo
     return " ".join(f"{f.name}={f.text(value)}" for f in cdef.fields if f.get(value) or f.enum is not None)
 
 
-def _fields_text(cmd, is_u65: bool) -> str:
+def _fields_text(cmd, wide: bool) -> str:
     cdef = cmd.definition
     if cmd.payload is None:
         if cdef.kind == "reg" and any(k in cdef.name for k in _SIGNED16):
             v = cmd.param
             return f"{v - 0x10000 if v & 0x8000 else v}"
-        return format_fields(cdef, cmd.param, is_u65=is_u65)
-    return format_fields(cdef, cmd.payload, cmd.param, is_u65=is_u65)
+        return format_fields(cdef, cmd.param, wide=wide)
+    return format_fields(cdef, cmd.payload, cmd.param, wide=wide)
 
 
 def disassemble(words, arch) -> list[str]:
@@ -159,11 +163,11 @@ def describe_operation(op) -> str:
     if op.resize is not None:
         r = op.resize
         parts.append(f"resize {r.mode} y {r.y_d}/{r.y_n}{r.y_offset:+d} x {r.x_d}/{r.x_n}{r.x_offset:+d}")
-    rnd = R.ROUND_MODE.get(op.ofm_round_mode, "?")
+    rnd = _ROUND_TEXT.get(op.ofm_round_mode, "?")
     if op.kind in ("CONV", "DEPTHWISE") and op.weights:
         w = op.weights[0]
         more = f" (+{len(op.weights) - 1} streams)" if len(op.weights) > 1 else ""
-        fmt = f" {op.weight_format}{' sparse' if op.sparse_weights else ''}" if op.u85 else ""
+        fmt = f" {op.weight_format}{' sparse' if op.sparse_weights else ''}" if op.weight_format else ""
         parts.append(f"weights r{w.region}@0x{w.address:x}+{w.length}{more}{fmt} scales r{op.scales[0].region}"
                      f"@0x{op.scales[0].address:x}+{op.scales[0].length} {op.ofm_scale_mode} {rnd}")
     elif op.ofm_scale_mode == "GLOBAL":
@@ -172,14 +176,15 @@ def describe_operation(op) -> str:
         a, b = op.opa_scale, op.ifm2_scale
         parts.append(f"ifm {a.multiplier}>>{a.shift} ifm2 {b.multiplier}>>{b.shift}")
     elif op.kind == "ELEMENTWISE" and op.sub_op in ("ADD", "SUB"):
-        mode = R.IFM_SCALE_MODE.get(op.ifm_scale_mode, "?")
-        if op.ifm_scale_mode == 0:
+        mode = IfmScaleMode(op.ifm_scale_mode).name
+        if op.ifm_scale_mode == IfmScaleMode.OPA_OPB_16:
             parts.append(f"{mode} opa={op.opa_scale.multiplier & 0xFFFF} opb={op.opb_scale}")
         else:
             parts.append(f"{mode} {op.opa_scale.multiplier}>>{op.opa_scale.shift}")
     act = op.activation
-    if act is not None and (act.function != 0 or act.min > op.ofm.min_value or act.max < op.ofm.max_value):
-        if op.ofm.bits < 32 or act.function:
+    if act is not None and (act.function != ActivationFunction.NONE or act.min > op.ofm.min_value
+                            or act.max < op.ofm.max_value):
+        if op.ofm.bits < 32 or act.function != ActivationFunction.NONE:
             parts.append(f"act {act.name} [{act.min},{act.max}]")
     parts.append(f"block {op.ofm_block[0]}x{op.ofm_block[1]}x{op.ofm_block[2]} acc {op.acc_format}")
     return head + " | ".join(p for p in parts if p)

@@ -2,10 +2,15 @@
 
 DMA copies happen at ``NPU_OP_DMA_START``; every kernel operation runs to completion at its ``NPU_OP_*``
 (computed into a temporary, then written, so IFM and OFM may alias).  Waits, ``BLOCKDEP`` and the PMU mask have
-no functional effect in this serialisation.  Faults (a malformed command, an unreachable address, the
-watchdog) end the run and are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``,
-``bus_error``, ``watchdog``, ``unsupported`` (a feature the model does not implement: F16 accumulators, 64-bit feature maps, operations too large for host memory) and ``internal_error`` (a bug in
-the model; the original exception is ``fault.__cause__``).
+no functional effect in this serialisation.  What only a product does (building an operation from the register
+state, reading its weight and scale streams, its DMA) its family does (``arch.family``); the engines compute
+every product's operations from the same descriptors.
+
+Faults (a malformed command or an invalid register value, an unreachable address, the watchdog) end the run and
+are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``, ``bus_error``,
+``watchdog``, ``unsupported`` (a feature the model does not implement: F16 accumulators, 64-bit feature maps,
+operations too large for host memory) and ``internal_error`` (a bug in the model; the original exception is
+``fault.__cause__``).
 
 ``memory`` is any object with ``view(address, length, write) -> np.ndarray[uint8]`` (zero-copy into simulated
 RAM) raising ``NpuFault("bus_error", address=...)`` for an address the NPU cannot reach.
@@ -13,40 +18,22 @@ RAM) raising ``NpuFault("bus_error", address=...)`` for an address the NPU canno
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import NpuFault
-from ..sim import interruption_point
+from ..cancel import interruption_point
 from . import bounds
 from . import featuremap as fmap
-from .arch import get_arch
+from .arch import family_sources, get_arch
 from .command_stream import RegisterState, as_words, decode_command
 from .descriptors import TRANSPOSE_AXES
-from .memo import MISS, IdentityMemo
-from .operations import NpuOperation, build_operation
-
-SHRAM_REGION = -1  # key of the SHRAM in the per-region byte counts
-
-
-@dataclass
-class OpRecord:
-    """One executed operation with its traffic: bytes per tensor (``ifm``, ``ifm2``, ``weights``, ``scales``,
-    ``lut``, ``ofm``, ``dma``) and per region (``SHRAM_REGION`` = -1 for the internal SHRAM)."""
-
-    op: NpuOperation
-    macs: int = 0
-    bytes_read: dict = field(default_factory=dict)
-    bytes_written: dict = field(default_factory=dict)
-    region_read: dict = field(default_factory=dict)
-    region_written: dict = field(default_factory=dict)
-
-    def _add(self, which, tensor, region, n):
-        d, r = (self.bytes_read, self.region_read) if which == "r" else (self.bytes_written, self.region_written)
-        d[tensor] = d.get(tensor, 0) + int(n)
-        r[region] = r.get(region, 0) + int(n)
-
+from .memo import MISS, BoundedCache, IdentityMemo
+from .descriptors import ClipRange, NpuOperation
+from .operations import build_operation
+from .traffic import SHRAM_REGION, OpRecord  # noqa: F401  (OpRecord: the records a StreamResult lists)
+from .weight_cache import WeightCache
 
 @dataclass
 class StreamResult:
@@ -80,13 +67,18 @@ def _get_engine(engine):
 
 
 class _Ctx:
+    """The context of one stream's execution: the configuration and its product family, the base pointers, the
+    memory, the SHRAM (the U85's LUT RAM), the engine, the decoded-weight cache; what the product's weight and
+    DMA code reads through (``view``, ``shram_slice``)."""
+
     def __init__(self, arch, base_pointers, memory, shram, engine, weight_cache):
         self.arch = arch
+        self.family = arch.family
         self.bases = [int(b) for b in base_pointers] + [0] * (8 - len(base_pointers))
         self.memory = memory
         self.shram = shram
         self.engine = engine
-        self.weight_cache = weight_cache
+        self.weight_cache = weight_cache if weight_cache is not None else WeightCache()
         self.mask = arch.address_mask
         self.checker = None
         self.chain = {}  # Ethos-U85 chaining buffers: index -> the OFM array a chained operation left there
@@ -130,7 +122,7 @@ def _read_fm(ctx: _Ctx, rec: OpRecord, fm, tensor: str, h: int, w: int, d: int) 
         return np.zeros((max(h, 0), max(w, 0), max(d, 0)), np.int32)
     lo, hi = ext
     view = ctx.view(fm.region, lo, hi - lo, False)
-    rec._add("r", tensor, fm.region, fmap.storage_bytes(fm, h, w, d))
+    rec.add("r", tensor, fm.region, fmap.storage_bytes(fm, h, w, d))
     return fmap.gather(fm, view, lo, h, w, d)
 
 
@@ -148,130 +140,8 @@ def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
         return
     lo, hi = ext
     view = ctx.view(fm.region, lo, hi - lo, True)
-    rec._add("w", "ofm", fm.region, fmap.storage_bytes(fm, h, w, d))
+    rec.add("w", "ofm", fm.region, fmap.storage_bytes(fm, h, w, d))
     fmap.scatter(fm, view, lo, values)
-
-
-def _weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
-    from .weights import WeightCache
-
-    cache = ctx.weight_cache
-    if cache is None:
-        cache = ctx.weight_cache = WeightCache()
-    # A decoded operation replayed by a later inference: its streams' bytes compared with the ones it decoded
-    # last time (a copy and a memcmp, no hashing), then the same arrays; any changed byte, or a view that
-    # faults, takes the full path (which raises the same fault in the same order as it always did).
-    active = [c for c in range(len(op.weights)) if len(range(c, op.ofm.depth, len(op.weights)))]
-    memo = cache.by_operation(op, ctx.arch.name)
-    if memo is not None:
-        try:
-            snap = _stream_bytes(ctx, op, active)
-        except NpuFault:
-            snap = None
-        if snap == memo[0]:
-            for c in active:
-                rec._add("r", "weights", op.weights[c].region, op.weights[c].length)
-                rec._add("r", "scales", op.scales[c].region, op.scales[c].length)
-            cache.hits += len(active)
-            return memo[1]
-    result = _decode_weights_and_scales(ctx, rec, op, cache)
-    for a in (result[0], *result[1]):
-        a.flags.writeable = False  # shared by every later replay of this operation
-    cache.remember_operation(op, ctx.arch.name, (_stream_bytes(ctx, op, active), result))
-    return result
-
-
-def _stream_bytes(ctx: _Ctx, op: NpuOperation, active) -> list:
-    """Copies of the weight and scale streams of the cores in ``active``, in the order they are read."""
-    out = []
-    for c in active:
-        wr, sr = op.weights[c], op.scales[c]
-        out.append(ctx.view(wr.region, wr.address, wr.length, False).tobytes())
-        out.append(ctx.view(sr.region, sr.address, sr.length, False).tobytes())
-    return out
-
-
-def _decode_weights_and_scales(ctx: _Ctx, rec: OpRecord, op: NpuOperation, cache):
-    from .weights import decode_scales
-
-    k = op.kernel
-    od = op.ofm.depth
-    depthwise = op.kind == "DEPTHWISE"
-    cores = len(op.weights)
-    parts = []
-    for core in range(cores):
-        n = len(range(core, od, cores))
-        wr = op.weights[core]
-        sr = op.scales[core]
-        if n == 0:
-            parts.append(None)
-            continue
-        wbytes = ctx.view(wr.region, wr.address, wr.length, False)
-        rec._add("r", "weights", wr.region, wr.length)
-        W = cache.get(wbytes, ofm_depth=od, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
-                      dilation_y=k.dilation_y, dilation_x=k.dilation_x, ofm_block_depth=op.ofm_block[2],
-                      depthwise=depthwise, part_kernel_first=k.part_kernel_first, ifm_bits=op.ifm.bits,
-                      ofm_ublock_depth=ctx.arch.ofm_ublock_depth, ifm_ublock_depth=ctx.arch.ifm_ublock_depth,
-                      cores=cores, core=core)
-        sbytes = ctx.view(sr.region, sr.address, sr.length, False)
-        rec._add("r", "scales", sr.region, sr.length)
-        parts.append((W, decode_scales(sbytes, n)))
-    if cores == 1:
-        W, (bias, scale, shift) = parts[0]
-        return W, (bias, scale, shift)
-    W0 = parts[0][0]
-    W = np.zeros((od,) + W0.shape[1:], np.int32)
-    bias = np.zeros(od, np.int64)
-    scale = np.zeros(od, np.int64)
-    shift = np.zeros(od, np.int32)
-    for core, p in enumerate(parts):
-        if p is None:
-            continue
-        Wc, (b, s, sh) = p
-        W[core::cores] = Wc
-        bias[core::cores] = b
-        scale[core::cores] = s
-        shift[core::cores] = sh
-    return W, (bias, scale, shift)
-
-
-def _weights_and_scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
-    """The U85's weight streams (one per weight decoder, or one in the fast format) and its scale stream."""
-    from .weights_u85 import decode_weights_u85, ifm_block_depth_u85
-
-    streams = []
-    for wr in op.weights:
-        streams.append(ctx.view(wr.region, wr.address, wr.length, False) if wr.length else np.zeros(0, np.uint8))
-        rec._add("r", "weights", wr.region, wr.length)
-    k = op.kernel
-    traversal = ("depthwise" if op.kind == "DEPTHWISE" else
-                 "part_kernel_first" if k.part_kernel_first else "depth_first")
-    ub = op.ofm_ublock
-    params = dict(
-        ofm_depth=op.ofm.depth, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
-        dilation_y=k.dilation_y, dilation_x=k.dilation_x, stride_y=k.stride_y, stride_x=k.stride_x,
-        ofm_block_depth=op.ofm_block[2],
-        ifm_block_depth=ifm_block_depth_u85(traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs,
-                                            ofm_ublock_depth=ub[2], sparse=op.sparse_weights),
-        ofm_ublock=tuple(ub), traversal=traversal, ifm_bits=op.ifm.bits, macs=ctx.arch.macs, cores=ctx.arch.cores,
-        weight_format=op.weight_format, sparse=op.sparse_weights)
-    cache = ctx.weight_cache
-    if cache is None:
-        from .weights import WeightCache
-        cache = ctx.weight_cache = WeightCache()
-    raw = [bytes(s) for s in streams]
-    key = b"u85" + b"".join(len(r).to_bytes(4, "little") + r for r in raw)
-    W = cache.get_decoded(key, tuple(sorted(params.items())), lambda: decode_weights_u85(raw, **params))
-    return W, _scales_u85(ctx, rec, op)
-
-
-def _scales_u85(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
-    from .weights_u85 import decode_scales_u85
-
-    sr = op.scales[0]
-    sbytes = ctx.view(sr.region, sr.address, sr.length, False)
-    rec._add("r", "scales", sr.region, sr.length)
-    return decode_scales_u85(sbytes, op.ofm.depth, 48 if op.acc_format == "I48" else 32)
 
 
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
@@ -286,12 +156,13 @@ def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     start = ctx.arch.lut_start_bytes + 256 * t
     length = ctx.shram.shape[0] - start
     clip = act.clip_range
-    index_bits = 16 if act.builtin else 8 if clip in (2, 3) else 16 if clip == 5 else op.ofm.bits
+    index_bits = (16 if act.builtin else 8 if clip in (ClipRange.FORCE_UINT8, ClipRange.FORCE_INT8) else
+                  16 if clip == ClipRange.FORCE_INT16 else op.ofm.bits)
     table_bytes = 256 * (op.ofm.bits // 8) if index_bits == 8 else 2048
     if act.builtin and length < table_bytes:
         raise NpuFault("cmd_parse_error", f"{act.name} table at LUT slot {t} runs past the end of the LUT RAM",
                        offset=op.offset)
-    rec._add("r", "lut", SHRAM_REGION, min(table_bytes, length))
+    rec.add("r", "lut", SHRAM_REGION, min(table_bytes, length))
     return ctx.shram_slice(start, length)
 
 
@@ -330,8 +201,6 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     for fm in (op.ifm, op.ifm2, op.ofm):
         if fm is not None and fm.bits == 64:
             raise NpuFault("unsupported", f"64-bit {fm.name} is not modelled", offset=op.offset)
-    if op.ofm_round_mode == 3 or op.ifm_round_mode == 3:
-        raise NpuFault("cmd_parse_error", "reserved round mode 3", offset=op.offset)
     _check_size(op)
     bounds.check_kernel_op(ctx, op)
     ifm = op.ifm
@@ -355,9 +224,9 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
             b = _read_fm(ctx, rec, f2, "ifm2", f2.height, f2.width, f2.depth)
     W = bs = None
     if op.kind in ("CONV", "DEPTHWISE") and op.ifm2 is None:
-        W, bs = (_weights_and_scales_u85 if op.u85 else _weights_and_scales)(ctx, rec, op)
-    elif op.u85 and op.scales:  # a U85 pool in PER_CHANNEL mode
-        bs = _scales_u85(ctx, rec, op)
+        W, bs = ctx.family.weights_and_scales(ctx, rec, op)
+    elif op.scales:  # a pool in PER_CHANNEL mode (the U85's): bias and scale per channel from the scale stream
+        bs = ctx.family.scales(ctx, rec, op)
     lut = _lut_bytes(ctx, rec, op)
     try:
         out = ctx.engine.run_kernel_op(op, a, b, W, bs, lut)
@@ -367,113 +236,16 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     return rec
 
 
-def _run_dma_u85(ctx: _Ctx, op: NpuOperation) -> OpRecord:
-    """An Ethos-U85 DMA (``operations_u85``): SIZE1 planes x SIZE0 rows x LEN bytes (1-D: one row), row and plane
-    strides on each side; a gather/scatter reads one int32 row number per row from the index table, which takes
-    the place of the row counter on the indexed side. Rows are copied in order (a later row wins); every row's
-    source and destination are checked against the memory map as it is copied."""
-    d = op.dma
-    rec = OpRecord(op)
-    rows = 1 if d.src_stride_mode == 0 else d.size0
-    planes = d.size1 if d.src_stride_mode == 2 else 1
-    n = d.length * rows * planes
-    if n == 0:
-        return rec
-    if n > bounds.HOST_BYTES_PER_OP:
-        raise NpuFault("unsupported", f"DMA at 0x{op.offset:x} of {n} bytes is too large to simulate",
-                       offset=op.offset)
-    index = None
-    if d.indexed:
-        index = ctx.view(d.idx_region, d.idx_address, 4 * rows, False).view("<i4").astype(np.int64)
-        rec._add("r", "dma", d.idx_region, 4 * rows)
-        bad = np.flatnonzero((index < 0) | (index > d.idx_max))
-        if bad.size:
-            raise NpuFault("bus_error", f"DMA index {int(index[bad[0]])} (entry {int(bad[0])}) is outside 0.."
-                           f"{d.idx_max} (IDX_MAX)", offset=op.offset)
-
-    def at(internal, region, address, stride0, stride1, p, row, write):
-        off = address + p * stride1 + row * stride0
-        return ctx.shram_slice(off, d.length) if internal else ctx.view(region, off, d.length, write)
-
-    for p in range(planes):
-        for r in range(rows):
-            if (p * rows + r) % 4096 == 0:
-                interruption_point()
-            src_row = int(index[r]) if d.indexed == "src" else r
-            dst_row = int(index[r]) if d.indexed == "dst" else r
-            data = np.array(at(d.src_internal, d.src_region, d.src_address, d.src_stride0, d.src_stride1, p, src_row,
-                               False), copy=True)
-            at(d.dst_internal, d.dst_region, d.dst_address, d.dst_stride0, d.dst_stride1, p, dst_row, True)[:] = data
-    rec._add("r", "dma", SHRAM_REGION if d.src_internal else d.src_region, n)
-    rec._add("w", "dma", SHRAM_REGION if d.dst_internal else d.dst_region, n)
-    return rec
-
-
-def _run_dma(ctx: _Ctx, op: NpuOperation) -> OpRecord:
-    d = op.dma
-    if op.u85:
-        return _run_dma_u85(ctx, op)
-    rec = OpRecord(op)
-    mode = d.dst_stride_mode if ctx.arch.is_u65 else 0
-    if mode == 3:
-        raise NpuFault("cmd_parse_error", "reserved DMA stride mode 3", offset=op.offset)
-    rows = 1 if mode == 0 else d.size0
-    planes = d.size1 if mode == 2 else 1
-    total = d.length * rows * planes
-    if total == 0:
-        return rec
-    if d.src_internal:
-        src = ctx.shram_slice(d.src_address, total)
-        rec._add("r", "dma", SHRAM_REGION, total)
-    else:
-        src = ctx.view(d.src_region, d.src_address, total, False)
-        rec._add("r", "dma", d.src_region, total)
-    # [inferred from Regor's U65 generator] row r of plane p goes to
-    # dst + p * (LEN * SIZE0 + SKIP1) + r * (LEN + SKIP0); the source is contiguous.
-    row_stride = d.length + (d.skip0 if mode else 0)
-    plane_stride = d.length * rows + (d.skip1 if mode == 2 else 0)
-    lo = min(0, (planes - 1) * plane_stride) + min(0, (rows - 1) * row_stride)
-    hi = max(0, (planes - 1) * plane_stride) + max(0, (rows - 1) * row_stride) + d.length
-    bounds.check_dma(ctx, op, total, hi - lo)
-    data = np.array(src, copy=True)
-    if d.dst_internal:
-        dst = ctx.shram_slice(d.dst_address + lo, hi - lo)
-        region = SHRAM_REGION
-    else:
-        dst = ctx.view(d.dst_region, d.dst_address + lo, hi - lo, True)
-        region = d.dst_region
-    if rows * planes == 1:
-        dst[-lo:-lo + d.length] = data
-    elif row_stride >= d.length and plane_stride >= (rows - 1) * row_stride + d.length:
-        # rows that do not overlap: one strided copy
-        target = np.lib.stride_tricks.as_strided(dst, shape=(planes, rows, d.length),
-                                                 strides=(plane_stride, row_stride, 1), writeable=True)
-        target[...] = data.reshape(planes, rows, d.length)
-    else:  # overlapping rows: in order, the later row wins
-        i = 0
-        for p in range(planes):
-            for r in range(rows):
-                if i % 4096 == 0:
-                    interruption_point()
-                o = p * plane_stride + r * row_stride - lo
-                dst[o:o + d.length] = data[i * d.length:(i + 1) * d.length]
-                i += 1
-    rec._add("w", "dma", region, total)
-    return rec
-
-
 # Streams that decoded cleanly to STOP, by content: (operations, commands, end offset). Decoding is a pure
 # function of the words; a program's streams are decoded once and replayed by every later inference.
-_DECODED: dict = {}
-_DECODED_MAX = 64
+_DECODED = BoundedCache(max_entries=64)
 
 
 def _remember(key, ops: list, op_counts: list, end: int, disk=None) -> None:
-    if len(_DECODED) >= _DECODED_MAX:
-        _DECODED.pop(next(iter(_DECODED)))
-    _DECODED[key] = (ops, op_counts[-1], end, op_counts)
+    decoded = (ops, op_counts[-1], end, op_counts)
+    _DECODED.put(key, decoded)
     if disk is not None:
-        disk.put_obj(key[0].encode() + key[1], _DECODED[key])
+        disk.put_obj(key[0].encode() + key[1], decoded)
 
 
 def _stream_disk(ctx: _Ctx):
@@ -483,7 +255,7 @@ def _stream_disk(ctx: _Ctx):
         return None
     from .diskcache import npu_sources, object_cache
 
-    return object_cache("streams", *npu_sources())
+    return object_cache("streams", *npu_sources(), *family_sources(), types=(NpuOperation,))
 
 
 def _recall(ctx: _Ctx, key):
@@ -503,7 +275,7 @@ def _run_operation(ctx: _Ctx, op) -> OpRecord:
     if checker is not None:
         checker.before(ctx, op)
     if op.kind == "DMA":
-        rec = _run_dma(ctx, op)
+        rec = ctx.family.run_dma(ctx, op)
     elif op.is_kernel_op:
         rec = _run_kernel_op(ctx, op)
     else:

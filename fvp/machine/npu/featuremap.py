@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from .engines._jit import njit
+from .jit import njit
 from .memo import MISS, IdentityMemo
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from fvp.errors import NpuFault
-from fvp.machine.npu.engines._jit import njit
+from fvp.machine.npu.jit import njit
 
 __all__ = ["MlwError", "decode_mlw", "decode_mlw_reference", "MAX_DECODED_VALUES"]
 

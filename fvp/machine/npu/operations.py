@@ -1,201 +1,21 @@
-"""Operations built from the decoder's register state (research notes ethosu.md section 1).
+"""Operations built from the decoder's register state: the product family of the configuration translates the
+register state at each ``NPU_OP_*`` into the product-neutral descriptors of ``descriptors.py`` (``u55/operations.py``,
+``u85/operations.py``).
 
-:func:`build_operation` turns the TSU register state (``command_stream.RegisterState``) at an ``NPU_OP_*``
-command into a frozen :class:`NpuOperation`: everything the functional engines and the timing model need,
-already decoded (shapes, strides, tiles, types, kernel, scales, activation, DMA ...); :func:`iter_operations`
-does it for every operation of a stream. The descriptors themselves are in ``descriptors.py``; a U85's
-register state is decoded by ``operations_u85.py`` (``build_operation`` hands it over).
+:func:`build_operation` does it for one command, :func:`iter_operations` for every operation of a stream.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from hwdesc import ethosu as R
-
-from ...errors import NpuFault
 from .arch import get_arch
 from .command_stream import Command, RegisterState, iter_commands
-from .descriptors import (DTYPE_NAMES, KERNEL_KINDS, Activation, AddressRange, Broadcast, Dma,  # noqa: F401
-                          FeatureMap, Kernel, NpuOperation, Scale)
-
-
-_OP_KINDS = {
-    R.NPU_OP_STOP: "STOP", R.NPU_OP_IRQ: "IRQ", R.NPU_OP_CONV: "CONV", R.NPU_OP_DEPTHWISE: "DEPTHWISE",
-    R.NPU_OP_POOL: "POOL", R.NPU_OP_ELEMENTWISE: "ELEMENTWISE", R.NPU_OP_DMA_START: "DMA",
-    R.NPU_OP_DMA_WAIT: "DMA_WAIT", R.NPU_OP_KERNEL_WAIT: "KERNEL_WAIT", R.NPU_OP_PMU_MASK: "PMU_MASK",
-}
-
-
-def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, depth: int, *,
-        ofm: bool = False, offset: int = 0) -> FeatureMap:
-    p = "NPU_SET_" + prefix + "_"
-    signed = bool(state.field(p + "PRECISION", "type"))
-    bits = R.PRECISION_BITS[state.field(p + "PRECISION", "precision")]
-    fmt_code = state.field(p + "PRECISION", "format")
-    fmt = R.DATA_FORMAT.get(fmt_code)
-    if fmt is None:
-        raise NpuFault("cmd_parse_error", f"{prefix}_PRECISION has an invalid format field ({fmt_code})",
-                       offset=offset)
-    zp = state.s16(p + "ZERO_POINT") if signed else state.u16(p + "ZERO_POINT")
-    region = state.field(p + "REGION", "region")
-    bases = tuple(state.address(f"{p}BASE{i}") for i in range(4))
-    return FeatureMap(
-        name=name, region=region, bases=bases, height=height, width=width, depth=depth,
-        height0=state.m1(p + "HEIGHT0_M1"), height1=state.m1(p + "HEIGHT1_M1"), width0=state.m1(p + "WIDTH0_M1"),
-        stride_x=state.signed_address(p + "STRIDE_X"), stride_y=state.signed_address(p + "STRIDE_Y"),
-        stride_c=state.signed_address(p + "STRIDE_C"), bits=bits, signed=signed, format=fmt, zero_point=zp,
-    )
-
-
-def _kernel(state: RegisterState, offset: int) -> Kernel:
-    def ks(fname):
-        return state.field("NPU_SET_KERNEL_STRIDE", fname)
-
-    stride_x = ((ks("stride_x_msb") << 1) | ks("stride_x_lsb")) + 1
-    stride_y = ((ks("stride_y_msb") << 1) | ks("stride_y_lsb")) + 1
-    dil_x = ks("dilation_x") + 1
-    dil_y = ks("dilation_y") + 1
-    kw_m1 = state.u16("NPU_SET_KERNEL_WIDTH_M1")
-    kh_m1 = state.u16("NPU_SET_KERNEL_HEIGHT_M1")
-    if kw_m1 % dil_x or kh_m1 % dil_y:
-        raise NpuFault("cmd_parse_error", f"dilated kernel size {kh_m1 + 1}x{kw_m1 + 1} is not a multiple of the "
-                       f"dilation {dil_y}x{dil_x}", offset=offset)
-    up = R.UPSCALE_MODE.get(state.field("NPU_SET_IFM_UPSCALE", "mode"))
-    if up is None:
-        raise NpuFault("cmd_parse_error", "IFM_UPSCALE mode 3 is reserved", offset=offset)
-    return Kernel(
-        width=kw_m1 // dil_x + 1, height=kh_m1 // dil_y + 1, stride_x=stride_x, stride_y=stride_y,
-        dilation_x=dil_x, dilation_y=dil_y,
-        pad_top=state.field("NPU_SET_IFM_PAD_TOP", "pad"), pad_left=state.field("NPU_SET_IFM_PAD_LEFT", "pad"),
-        pad_bottom=state.field("NPU_SET_IFM_PAD_BOTTOM", "pad"), pad_right=state.field("NPU_SET_IFM_PAD_RIGHT", "pad"),
-        upscale=up, part_kernel_first=bool(ks("weight_order")),
-        decomposition=R.KERNEL_DECOMPOSITION[ks("decomposition")],
-    )
-
-
-def _dma(state: RegisterState) -> Dma:
-    def src(fname):
-        return state.field("NPU_SET_DMA0_SRC_REGION", fname)
-
-    def dst(fname):
-        return state.field("NPU_SET_DMA0_DST_REGION", fname)
-
-    is_u65 = state.arch.is_u65
-    return Dma(
-        src_region=src("region"), src_internal=bool(src("region_mode")), src_address=state.address("NPU_SET_DMA0_SRC"),
-        dst_region=dst("region"), dst_internal=bool(dst("region_mode")), dst_address=state.address("NPU_SET_DMA0_DST"),
-        length=state.address("NPU_SET_DMA0_LEN"),
-        src_stride_mode=src("stride_mode"), dst_stride_mode=dst("stride_mode"),
-        size0=state.u16("NPU_SET_DMA0_SIZE0"), size1=state.u16("NPU_SET_DMA0_SIZE1"),
-        skip0=state.signed_address("NPU_SET_DMA0_SKIP0") if is_u65 else 0,
-        skip1=state.signed_address("NPU_SET_DMA0_SKIP1") if is_u65 else 0,
-    )
+from .descriptors import NpuOperation
 
 
 def build_operation(state: RegisterState, cmd: Command, arch=None) -> NpuOperation:
     """Decode the operation ``cmd`` (an ``NPU_OP_*`` command) against the current register state."""
     arch = state.arch if arch is None else get_arch(arch)
-    if arch.is_u85:
-        from .operations_u85 import build_operation_u85
-        return build_operation_u85(state, cmd, arch)
-    kind = _OP_KINDS.get(cmd.code)
-    if kind is None:
-        raise ValueError(f"{cmd.name} is not an operation")
-    off = cmd.offset
-    if kind in ("STOP", "IRQ", "DMA_WAIT", "KERNEL_WAIT", "PMU_MASK"):
-        # the mask (STOP, IRQ), k (DMA_WAIT), n (KERNEL_WAIT) or enable (PMU_MASK) field
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, count=cmd.definition.fields[0].get(cmd.param))
-    if kind == "DMA":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state))
-
-    # ---------------------------------------------------------------- kernel operations
-    sub = None
-    if kind == "POOL":
-        mode = cmd.definition.fields[0].get(cmd.param)
-        sub = R.POOLING_MODE.get(mode)
-        if sub is None:
-            raise NpuFault("cmd_parse_error", f"NPU_OP_POOL with reserved pooling mode {mode}", offset=off)
-    elif kind == "ELEMENTWISE":
-        mode = cmd.definition.fields[0].get(cmd.param)
-        sub = R.ELEMENTWISE_MODE.get(mode)
-        if sub is None:
-            raise NpuFault("cmd_parse_error", f"NPU_OP_ELEMENTWISE with reserved mode {mode}",
-                           offset=off)
-
-    oh = state.m1("NPU_SET_OFM_HEIGHT_M1")
-    ow = state.m1("NPU_SET_OFM_WIDTH_M1")
-    od = state.m1("NPU_SET_OFM_DEPTH_M1")
-    ofm = _fm(state, "OFM", "ofm", oh, ow, od, ofm=True, offset=off)
-
-    kernel = None
-    ifm2 = None
-    broadcast = None
-    if kind == "ELEMENTWISE":
-        ifm = _fm(state, "IFM", "ifm", oh, ow, od, offset=off)
-        def b(fname):
-            return bool(state.field("NPU_SET_IFM2_BROADCAST", fname))
-
-        signed2 = state.field("NPU_SET_IFM2_PRECISION", "type")
-        scalar_val = state.s16("NPU_SET_IFM2_SCALAR") if signed2 else state.u16("NPU_SET_IFM2_SCALAR")
-        zp2 = state.s16("NPU_SET_IFM2_ZERO_POINT") if signed2 else state.u16("NPU_SET_IFM2_ZERO_POINT")
-        broadcast = Broadcast(h=b("broadcast_h"), w=b("broadcast_w"), c=b("broadcast_c"),
-                              reversed_operands=b("operand_order"), scalar=b("broadcast_constant"),
-                              scalar_value=scalar_val, scalar_zero_point=zp2)
-        if sub not in R.UNARY_ELEMENTWISE_MODES and not broadcast.scalar:
-            ifm2 = _fm(state, "IFM2", "ifm2", 1 if broadcast.h else oh, 1 if broadcast.w else ow,
-                       1 if broadcast.c else od, offset=off)
-    else:
-        kernel = _kernel(state, off)
-        ih = (oh - 1) * kernel.stride_y + kernel.dilated_height - kernel.pad_top - kernel.pad_bottom
-        iw = (ow - 1) * kernel.stride_x + kernel.dilated_width - kernel.pad_left - kernel.pad_right
-        if kind == "CONV" or (kind == "POOL" and sub == "REDUCE_SUM"):
-            idepth = state.m1("NPU_SET_IFM_DEPTH_M1")
-        else:
-            idepth = od
-        ifm = _fm(state, "IFM", "ifm", max(ih, 0), max(iw, 0), idepth, offset=off)
-        if kernel.upscale != "NONE":
-            ifm = replace(ifm, upscale=kernel.upscale)
-
-    ofm_scale_raw = state.raw("NPU_SET_OFM_SCALE")
-    opa_raw = state.raw("NPU_SET_OPA_SCALE")
-    activation = Activation(function=state.field("NPU_SET_ACTIVATION", "activation_function"),
-                            clip_range=state.field("NPU_SET_ACTIVATION", "activation_clip_range"),
-                            min=state.s16("NPU_SET_ACTIVATION_MIN"), max=state.s16("NPU_SET_ACTIVATION_MAX"))
-    parallel = state.field("NPU_SET_PARALLEL_MODE", "parallel_mode") if arch.is_u65 else 0
-
-    weights = scales = ()
-    if kind in ("CONV", "DEPTHWISE"):
-        wr = state.field("NPU_SET_WEIGHT_REGION", "region")
-        sr = state.field("NPU_SET_SCALE_REGION", "region")
-        weights = (AddressRange(wr, state.address("NPU_SET_WEIGHT_BASE"), state.address("NPU_SET_WEIGHT_LENGTH")),)
-        scales = (AddressRange(sr, state.address("NPU_SET_SCALE_BASE"),
-                               state.address("NPU_SET_SCALE_LENGTH") & 0xFFFFF),)
-        if parallel:
-            weights += (AddressRange(wr, state.address("NPU_SET_WEIGHT1_BASE"),
-                                     state.address("NPU_SET_WEIGHT1_LENGTH")),)
-            scales += (AddressRange(sr, state.address("NPU_SET_SCALE1_BASE"),
-                                    state.address("NPU_SET_SCALE1_LENGTH") & 0xFFFFF),)
-
-    return NpuOperation(
-        kind=kind, offset=off, param=cmd.param, sub_op=sub, ifm=ifm, ifm2=ifm2, ofm=ofm, kernel=kernel,
-        ofm_block=(state.field("NPU_SET_OFM_BLK_HEIGHT_M1", "value") + 1,
-                   state.field("NPU_SET_OFM_BLK_WIDTH_M1", "value") + 1,
-                   state.field("NPU_SET_OFM_BLK_DEPTH_M1", "value") + 1),
-        acc_format=R.ACC_FORMAT.get(state.field("NPU_SET_ACC_FORMAT", "acc_format"), "RESERVED"),
-        blockdep=state.field("NPU_SET_BLOCKDEP", "blockdep"),
-        ifm_ib_end=state.field("NPU_SET_IFM_IB_END", "ib_end"), ab_start=state.field("NPU_SET_AB_START", "ab_start"),
-        ifm2_ib_start=state.field("NPU_SET_IFM2_IB_START", "ib_start"),
-        weights=weights, scales=scales,
-        ofm_scale_mode=R.OFM_SCALE_MODE[state.field("NPU_SET_OFM_PRECISION", "scale_mode")],
-        ofm_round_mode=state.field("NPU_SET_OFM_PRECISION", "round_mode"),
-        ifm_scale_mode=state.field("NPU_SET_IFM_PRECISION", "scale_mode"),
-        ifm_round_mode=state.field("NPU_SET_IFM_PRECISION", "round_mode"),
-        ofm_scale=Scale(ofm_scale_raw & 0xFFFFFFFF, state.field("NPU_SET_OFM_SCALE", "shift")),
-        opa_scale=Scale(opa_raw & 0xFFFFFFFF, state.field("NPU_SET_OPA_SCALE", "shift")),
-        opb_scale=state.raw("NPU_SET_OPB_SCALE") & 0xFFFF,
-        activation=activation, broadcast=broadcast, parallel_mode=parallel,
-    )
+    return arch.family.build_operation(state, cmd, arch)
 
 
 def iter_operations(words, arch):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import BusFault, SimulationStop
+from ...errors import BusFault, SimulationStop, StopReason
 from . import an547, faults, thumb
 from .rsp import ProtocolError
 
@@ -149,17 +149,17 @@ class Bridge:
             self._emit_uart(running=True)
             if limit is not None and self.sim.wall_seconds > limit:
                 self._interrupt()
-                raise SimulationStop("time_limit")
+                raise SimulationStop(StopReason.TIME_LIMIT)
             if self.sim.cycle_limit is not None and self._cycles(self.qmp.icount()) > self.sim.cycle_limit:
                 self._interrupt()
-                raise SimulationStop("cycle_limit")
+                raise SimulationStop(StopReason.CYCLE_LIMIT)
             if self._stepping is not None and not self.sim.has_events:
                 halted = halted + 1 if self._idle() else 0
                 if halted >= HALT_CHECKS:
                     pc = self._stepping
                     self._interrupt()
                     self._stop_for_fault_or(SimulationStop(
-                        "deadlock", f"the CPU waits for an interrupt (WFI at 0x{pc:08x}) but no device has an "
+                        StopReason.DEADLOCK, f"the CPU waits for an interrupt (WFI at 0x{pc:08x}) but no device has an "
                                     f"event pending"))
 
     def _idle(self) -> bool:
@@ -314,7 +314,7 @@ class Bridge:
 
     def _stop_for_fault_or(self, stop: SimulationStop | None) -> None:
         if self.fault is not None:
-            raise SimulationStop("hard_fault", self.fault)
+            raise SimulationStop(StopReason.HARD_FAULT, self.fault)
         if stop is not None:
             raise stop
 
@@ -332,7 +332,7 @@ class Bridge:
         try:
             acc = thumb.decode(code[0], code[1], regs, pc)
         except thumb.Undecodable as e:
-            raise SimulationStop("hard_fault", f"the instruction at 0x{pc:08x} accesses a device of the board in "
+            raise SimulationStop(StopReason.HARD_FAULT, f"the instruction at 0x{pc:08x} accesses a device of the board in "
                                                f"a way this bridge cannot execute: {e}") from None
         writes: dict = {}
         bus = self.platform.bus
@@ -352,7 +352,7 @@ class Bridge:
                     else:
                         self.memory.write(t.address, value.to_bytes(t.width, "little"))
             except BusFault as e:
-                raise SimulationStop("hard_fault", f"bus error on a {8 * t.width}-bit "
+                raise SimulationStop(StopReason.HARD_FAULT, f"bus error on a {8 * t.width}-bit "
                                                    f"{'read' if acc.load else 'write'} at PC 0x{pc:08x}: {e}") from None
         if acc.writeback is not None and acc.writeback[0] not in writes:
             writes[acc.writeback[0]] = acc.writeback[1]

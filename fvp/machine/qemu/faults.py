@@ -14,6 +14,8 @@ import re
 
 from hwdesc.cortex_m55 import (BASIC_FRAME_PC, EXC_RETURN_PREFIX, FAULT_EXCEPTIONS, REGISTERS, SCS_BASE)
 
+from ...errors import StopReason
+
 _CFSR, _HFSR = REGISTERS.CFSR, REGISTERS.HFSR
 
 
@@ -57,14 +59,14 @@ _LOCKUP = re.compile(r"qemu: fatal: (Lockup[^\n]*)")
 _PC = re.compile(r"R15=([0-9a-fA-F]{8})")
 
 
-def qemu_exit(stderr: str, status: int | None) -> tuple[str, str]:
+def qemu_exit(stderr: str, status: int | None) -> tuple[StopReason, str]:
     """``(reason, message)`` for a QEMU that exited on its own: a lock-up, or a failure of QEMU."""
     m = _LOCKUP.search(stderr)
     if m:
         pc = _PC.search(stderr[m.end():])
-        return "lockup", m.group(1).rstrip(".") + (f" (PC 0x{int(pc.group(1), 16):08x})" if pc else "")
+        return StopReason.LOCKUP, m.group(1).rstrip(".") + (f" (PC 0x{int(pc.group(1), 16):08x})" if pc else "")
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and "warning:" not in ln]
     if status == 0 and not lines:  # -no-reboot: the guest asked for a reset (AIRCR.SYSRESETREQ)
-        return "reset", "the application requested a system reset (SYSRESETREQ); the run ends there"
+        return StopReason.RESET, "the application requested a system reset (SYSRESETREQ); the run ends there"
     last = lines[-1] if lines else "no message"
-    return "qemu", f"QEMU exited unexpectedly (status {status}): {last[:300]}"
+    return StopReason.QEMU, f"QEMU exited unexpectedly (status {status}): {last[:300]}"

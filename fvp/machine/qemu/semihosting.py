@@ -26,7 +26,7 @@ import time
 
 from hwdesc.semihosting import (ADP_STOPPED_APPLICATION_EXIT, CONSOLE, OPEN_MODES, OPERATIONS as OP)
 
-from ...errors import SimulationStop
+from ...errors import SimulationStop, StopReason
 from ...safe_write import write_file
 
 MAX_NAME = 4096  # a path the firmware names (SYS_OPEN, SYS_REMOVE, ...)
@@ -309,14 +309,14 @@ class Semihosting:
         return 0
 
     def _sys_exit(self, param: int) -> int:
-        raise SimulationStop("exit", "0" if param == ADP_STOPPED_APPLICATION_EXIT else "1")
+        raise SimulationStop(StopReason.EXIT, "0" if param == ADP_STOPPED_APPLICATION_EXIT else "1")
 
     def _sys_exit_extended(self, param: int) -> int:
         reason, subcode = self._words(param, 2)
         if reason == ADP_STOPPED_APPLICATION_EXIT:
             code = subcode - (1 << 32) if subcode & 0x80000000 else subcode
-            raise SimulationStop("exit", str(code))
-        raise SimulationStop("exit", "1")
+            raise SimulationStop(StopReason.EXIT, str(code))
+        raise SimulationStop(StopReason.EXIT, "1")
 
     def _sys_elapsed(self, param: int) -> int:
         self.mem.write(param, int(self.cpu_cycles()).to_bytes(8, "little"))

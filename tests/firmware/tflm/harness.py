@@ -30,6 +30,12 @@ class MemBus:
 
 
 def run_cpu(data: bytes, inputs: list, arena_size: int = 1 << 20, planner: str = "greedy"):
+    return run_cpu_invocations(data, [inputs], arena_size, planner)[0]
+
+
+def run_cpu_invocations(data: bytes, invocations: list, arena_size: int = 1 << 20, planner: str = "greedy"):
+    """One interpreter, AllocateTensors once, then one Invoke per input list (variable tensors carry over):
+    the outputs of each invocation."""
     model = load_model(data)
     model_at = 0
     arena_at = (len(data) + 15) // 16 * 16
@@ -37,10 +43,13 @@ def run_cpu(data: bytes, inputs: list, arena_size: int = 1 << 20, planner: str =
     bus.mem[:len(data)] = np.frombuffer(data, np.uint8)
     interp = Interpreter(bus, model, model_at, arena_at, arena_size, planner=planner)
     interp.allocate_tensors()
-    for ti, x in zip(model.inputs, inputs):
-        interp.array(ti)[...] = x
-    interp.invoke()
-    return [interp.array(ti).copy() for ti in model.outputs]
+    results = []
+    for inputs in invocations:
+        for ti, x in zip(model.inputs, inputs):
+            interp.array(ti)[...] = x
+        interp.invoke()
+        results.append([interp.array(ti).copy() for ti in model.outputs])
+    return results
 
 
 def run_litert(data: bytes, inputs: list):

@@ -30,7 +30,7 @@ RUNNABLE = [n for n in META if n not in U85]
 # {output: the flat indices that differ by exactly 1}. int16_act's last operator, an int16 FULLY_CONNECTED with
 # a 64-bit bias: LiteRT's values are those of the full 32-bit multipliers (e.g. -478205 * 1445642152 / 2^39 =
 # -1257.4998 -> -1257), while TFLite Micro's 64-bit MultiplyByQuantizedMultiplier cuts the multiplier to Q15
-# (firmware/tflm/fixedpoint.py mbqm64) and Vela programs the same cut scale (22059 >> 23: -1257.5004 -> -1258);
+# (firmware/fixedpoint.py mbqm64) and Vela programs the same cut scale (22059 >> 23: -1257.5004 -> -1258);
 # the TFLite Micro port on the pre-Vela model gives the NPU's outputs. Its SIGMOID and TANH layers equal LiteRT's
 # intermediate tensors on all 1024 elements each.
 KNOWN_DIFFERENCES = {"int16_act_u55-128": {0: [4, 5]}}

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import flatbuffers
 import numpy as np
 
-TYPES = {"float32": 0, "int32": 2, "int64": 4, "int16": 7, "int8": 9, "bool": 6}
-NP = {"float32": np.float32, "int32": np.int32, "int64": np.int64, "int16": np.int16, "int8": np.int8,
-      "bool": np.bool_}
+TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "int16": 7, "int8": 9, "bool": 6}
+NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint8": np.uint8, "int64": np.int64,
+      "int16": np.int16, "int8": np.int8, "bool": np.bool_}
 
 
 @dataclass
@@ -22,6 +22,7 @@ class T:
     scale: list = field(default_factory=list)
     zero_point: list = field(default_factory=list)
     qdim: int = 0
+    variable: bool = False  # a variable tensor (the state of LSTM/SVDF)
 
 
 @dataclass
@@ -99,6 +100,8 @@ def build(tensors: list[T], ops: list[Op], inputs: list, outputs: list, version:
         Tensor.AddName(b, n)
         if q is not None:
             Tensor.AddQuantization(b, q)
+        if t.variable:
+            Tensor.AddIsVariable(b, True)
         t_offs.append(Tensor.End(b))
     codes: list = []
     op_offs = []

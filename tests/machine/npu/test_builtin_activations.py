@@ -13,7 +13,8 @@ import pytest
 
 from firmware.tflm.kernels import activations as tflm
 from fvp.machine.npu.engines import fast, reference as ref
-from fvp.machine.npu.operations import Activation, Kernel, NpuOperation, Scale
+from fvp.machine.npu.engines.fast import paths
+from fvp.machine.npu.descriptors import Activation, Kernel, NpuOperation, Scale
 from hwdesc.sigmoid import SIGMOID_TABLE_U16
 
 from .test_engines import _fm, random_kernel_case
@@ -160,7 +161,7 @@ def test_fast_equals_reference_with_builtin_activations(kernels, monkeypatch):
     """Random CONV/DEPTHWISE/POOL/ELEMENTWISE operations (every OFM type, rounding mode and scale) with a
     TANH/SIGMOID and random bounds; with ``kernels`` the fast engine's numba paths for every size."""
     if kernels:
-        monkeypatch.setattr(fast, "_numpy_large_elements", [fast.JIT_AFTER_ELEMENTS + 1])
+        monkeypatch.setattr(paths, "_numpy_large_elements", [paths.JIT_AFTER_ELEMENTS + 1])
     n = 0
     for seed in range(160):
         rng = np.random.default_rng(5000 + seed)
@@ -176,7 +177,7 @@ def test_fast_equals_reference_with_builtin_activations(kernels, monkeypatch):
 def test_u85_decoder_maps_lut_sigmoid_and_lut_tanh():
     """ACTIVATION LUT_SIGMOID (11) / LUT_TANH (10) on the U85: the engines' SIGMOID/TANH with the table's slot."""
     from fvp.machine.npu.command_stream import RegisterState
-    from fvp.machine.npu.operations_u85 import _activation
+    from fvp.machine.npu.u85.operations import _activation
 
     state = RegisterState("ethos-u85-256")
     ofm = _fm("ofm", "int16", 1, 1, 1, 0)

@@ -12,7 +12,8 @@ import pytest
 from fvp.errors import SimulationStop
 from fvp.machine.npu.arch import get_arch
 from fvp.machine.npu.checker import StreamChecker
-from fvp.machine.npu.operations import Dma, NpuOperation, iter_operations
+from fvp.machine.npu.descriptors import Dma, NpuOperation
+from fvp.machine.npu.operations import iter_operations
 
 from .corpus import load
 
@@ -45,7 +46,7 @@ def _run(path, check="warn"):
     spec = load_board(None, ["firmware.options.log_outputs=false"])
     out = io.StringIO()
     model = bytes(path) if isinstance(path, (bytes, bytearray)) else Path(path).read_bytes()
-    p = session.build(spec, model=model, model_name="x", args={}, out=out, check_stream=check)
+    p = session.build(spec, model=model, model_name="x", out=out, check_stream=check)
     r = session.run(p)
     return r, [line for line in out.getvalue().splitlines() if "stream check" in line]
 
@@ -66,7 +67,7 @@ def test_corpus_runs_clean(path):
     model = path.read_bytes()
     spec = resolve(model, None, None, ["firmware.options.log_outputs=false"]).load()
     out = io.StringIO()
-    p = session.build(spec, model=model, model_name="x", args={}, out=out, check_stream="warn")
+    p = session.build(spec, model=model, model_name="x", out=out, check_stream="warn")
     session.run(p)
     assert [line for line in out.getvalue().splitlines() if "stream check" in line] == []
 
@@ -94,7 +95,7 @@ def test_u85_gate_fixture_vela_defect_flagged_as_overlapping_tiles():
         prog = DATA / "oracle_u85" / name / f"{name}.bpte"
         spec = load_board("corstone-320-ethos-u85-" + name.rsplit("-", 1)[1], ["firmware.options.log_outputs=false"])
         out = io.StringIO()
-        p = session.build(spec, model=prog.read_bytes(), model_name="x", args={}, out=out, check_stream="warn")
+        p = session.build(spec, model=prog.read_bytes(), model_name="x", out=out, check_stream="warn")
         session.run(p)
         return [line for line in out.getvalue().splitlines() if "stream check" in line]
 

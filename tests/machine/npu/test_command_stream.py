@@ -10,7 +10,8 @@ from fvp.errors import NpuFault
 from fvp.machine.npu import featuremap as fmap
 from fvp.machine.npu.arch import ARCHS, arch_from_config_word, get_arch
 from fvp.machine.npu.command_stream import RegisterState, decode_commands, parse_driver_payload
-from fvp.machine.npu.operations import FeatureMap, build_operation, iter_operations
+from fvp.machine.npu.descriptors import FeatureMap
+from fvp.machine.npu.operations import build_operation, iter_operations
 from hwdesc import ethosu as R
 
 from .helpers import extract_vela_blobs
@@ -64,11 +65,23 @@ def test_arch_facts():
     assert get_arch("Ethos_U55_128").config_word == 0x00001807
     assert get_arch("ethos-u65-512").cores == 2 and get_arch("ethos-u65-512").address_bits == 40
     assert get_arch("ethos-u55-128").lut_start_bytes == 0x5800
-    assert {a.axi_width_bytes for a in ARCHS.values() if a.is_u55} == {8}
+    assert {a.axi_width_bytes for a in ARCHS.values() if a.name.startswith("ethos-u55")} == {8}
     with pytest.raises(Exception):
         get_arch("ethos-u95-256")
     u85 = get_arch("ethos-u85-2048")
-    assert u85.is_u85 and u85.total_macs == 2048 and u85.address_bits == 40 and u85.u85.axi_sram_ports_log2 == 2
+    assert u85.family.name == "ethos-u85" and u85.total_macs == 2048 and u85.address_bits == 40
+    assert u85.microarch.axi_sram_ports_log2 == 2
+
+
+def test_each_configuration_names_its_product_family():
+    """Every configuration is built by its family and names it; the families are the variant table's."""
+    from fvp.machine.npu.arch import FAMILIES
+
+    assert [a for f in FAMILIES for a in f.variants] == list(ARCHS.values())
+    for a in ARCHS.values():
+        assert a in a.family.variants
+        assert a.family.name == ("ethos-u85" if a.name.startswith("ethos-u85") else "ethos-u55")
+        assert a.family.isa.COMMANDS  # the ISA table the decoder and the disassembler read
 
 
 # ------------------------------------------------------------------------------------------------ add_q.pte

@@ -11,7 +11,7 @@ import pytest
 
 from fvp.errors import NpuFault
 from fvp.machine.npu.descriptors import Dma, NpuOperation
-from fvp.machine.npu.execute import _Ctx, _run_dma
+from fvp.machine.npu.execute import _Ctx
 from fvp.machine.npu.arch import get_arch
 from fvp.machine.npu.operations import iter_operations
 from machine.npu.helpers import FakeMemory, extract_vela_blobs
@@ -34,7 +34,11 @@ def _dma(**kw):
     base = dict(src_region=0, src_internal=False, src_address=0, dst_region=1, dst_internal=False, dst_address=0,
                 length=4, src_stride_mode=1, dst_stride_mode=1, size0=3, size1=1, skip0=0, skip1=0)
     base.update(kw)
-    return NpuOperation(kind="DMA", offset=0, param=0, dma=Dma(**base), u85=True)
+    return NpuOperation(kind="DMA", offset=0, param=0, dma=Dma(**base))
+
+
+def _run_dma(ctx, op):
+    return ctx.family.run_dma(ctx, op)  # the U85's DMA
 
 
 def test_2d_copy_with_strides():

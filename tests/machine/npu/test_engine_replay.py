@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from fvp.machine.npu.engines import fast
+from fvp.machine.npu.engines.fast import fused
 from fvp.machine.npu.engines import reference as ref
-from fvp.machine.npu.weights import WeightCache
+from fvp.machine.npu.weight_cache import WeightCache
 
 from .corpus import load
 from .helpers import run_blob
@@ -39,10 +40,10 @@ def _fused_case(seed, kind):
 def test_depthwise_in_place_kernel_both_sum_widths(monkeypatch, int32_sums):
     _force(monkeypatch, "kernels")
     if not int32_sums:
-        monkeypatch.setattr(fast, "DEPTHWISE_INT32_SUMS", 0)
+        monkeypatch.setattr(fused, "DEPTHWISE_INT32_SUMS", 0)
     seen = []
-    kernel = fast._depthwise_requant_kernel
-    monkeypatch.setattr(fast, "_depthwise_requant_kernel", lambda *a: seen.append((a[12], a[11])) or kernel(*a))
+    kernel = fused._depthwise_requant_kernel
+    monkeypatch.setattr(fused, "_depthwise_requant_kernel", lambda *a: seen.append((a[12], a[11])) or kernel(*a))
     for seed in range(80):
         op, a, b, W, bs, lut, want = _fused_case(seed, "DEPTHWISE")
         got = fast.run_kernel_op(op, a, b, W, bs, lut)
@@ -56,8 +57,8 @@ def test_depthwise_in_place_kernel_both_sum_widths(monkeypatch, int32_sums):
 def test_conv_in_place_im2col(monkeypatch):
     _force(monkeypatch, "kernels")
     hits = []
-    im2col = fast._im2col_kernel
-    monkeypatch.setattr(fast, "_im2col_kernel", lambda *a: hits.append(a[14]) or im2col(*a))
+    im2col = fused._im2col_kernel
+    monkeypatch.setattr(fused, "_im2col_kernel", lambda *a: hits.append(a[14]) or im2col(*a))
     for seed in range(120):
         op, a, b, W, bs, lut, want = _fused_case(seed, "CONV")
         assert np.array_equal(fast.run_kernel_op(op, a, b, W, bs, lut), want), op

@@ -5,8 +5,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fvp.machine.npu.operations import Activation, Broadcast, FeatureMap, Kernel, NpuOperation, Scale
+from fvp.machine.npu.descriptors import Activation, Broadcast, FeatureMap, Kernel, NpuOperation, Scale
 from fvp.machine.npu.engines import fast, reference as ref
+from fvp.machine.npu.engines.fast import convolution, operands, scaling
 
 from .vela_ops import mbqm, quantize_multiplier
 
@@ -43,7 +44,7 @@ DBL, TRUNCATE, NATURAL = 0, 1, 2
 ])
 def test_rshift_round_hand_computed(v, m, s, mode, expected):
     assert ref.rshift_round(v, m, s, mode) == expected
-    assert fast.mul_round_shift(v, m, s, mode) == expected
+    assert scaling.mul_round_shift(v, m, s, mode) == expected
 
 
 def test_mul_round_shift_matches_python_ints_on_random_values():
@@ -56,7 +57,7 @@ def test_mul_round_shift_matches_python_ints_on_random_values():
         mode = int(rng.integers(0, 3))
         want = ref.rshift_round(v, m, s, mode)
         want = max(min(want, 1 << 62), -(1 << 62))
-        assert fast.mul_round_shift(v, m, s, mode) == want, (v, m, s, mode)
+        assert scaling.mul_round_shift(v, m, s, mode) == want, (v, m, s, mode)
 
 
 def test_dbl_equals_tflite_multiply_by_quantized_multiplier():
@@ -217,7 +218,10 @@ def random_kernel_case(rng, kind=None):
                        ofm_scale=Scale(int(rng.integers(0, 1 << 32)), int(rng.integers(0, 64))),
                        opa_scale=Scale(int(rng.integers(0, 1 << 32)), int(rng.integers(0, 40))),
                        opb_scale=int(rng.integers(0, 1 << 16)), ifm_scale_mode=int(rng.integers(0, 3)),
-                       ifm_round_mode=int(rng.integers(0, 3)))
+                       ifm_round_mode=int(rng.integers(0, 3)),
+                       # as the U55/U65 decoder translates OFM_SCALE for these (u55/operations.py)
+                       ofm_scaling="NONE" if sub == "LRELU" else
+                       "SHIFT_ONLY" if 32 in (ifm.bits, ofm.bits) else "MULTIPLIER_AND_SHIFT")
     return op, a, b_arr, None, None, lut
 
 
@@ -234,21 +238,21 @@ def test_fast_equals_reference_random_ops(seed):
 
 @pytest.mark.parametrize("path", ["float32-chunked", "float64", "int64"])
 def test_fast_conv_paths_match_reference(monkeypatch, path):
-    """Force each exact GEMM strategy of ``fast.conv_acc`` and compare with the reference."""
+    """Force each exact GEMM strategy of ``fast.convolution.conv_acc`` and compare with the reference."""
     n_chunked = 0
     for seed in range(30):
         op, a, b, W, bs, lut = random_kernel_case(np.random.default_rng(seed), "CONV")
-        prod = max(fast._abs_max(a, op.ifm.zero_point) * fast._abs_max(W, 0), 1)
+        prod = max(operands.abs_max(a, op.ifm.zero_point) * operands.abs_max(W, 0), 1)
         K = W[0].size
         if path == "float32-chunked":
-            monkeypatch.setattr(fast, "EXACT_F32", min(prod * 7 + 1, 2 ** 24))  # chunks of <= 7 elements
-            monkeypatch.setattr(fast, "MIN_F32_CHUNK", 1)
+            monkeypatch.setattr(convolution, "EXACT_F32", min(prod * 7 + 1, 2 ** 24))  # chunks of <= 7 elements
+            monkeypatch.setattr(convolution, "MIN_F32_CHUNK", 1)
             n_chunked += K > 7 and prod * 7 < 2 ** 24
         elif path == "float64":
-            monkeypatch.setattr(fast, "EXACT_F32", 0)
+            monkeypatch.setattr(convolution, "EXACT_F32", 0)
         else:
-            monkeypatch.setattr(fast, "EXACT_F32", 0)
-            monkeypatch.setattr(fast, "EXACT_F64", 0)
+            monkeypatch.setattr(convolution, "EXACT_F32", 0)
+            monkeypatch.setattr(convolution, "EXACT_F64", 0)
         assert np.array_equal(fast.run_kernel_op(op, a, b, W, bs, lut), ref.run_kernel_op(op, a, b, W, bs, lut))
     if path == "float32-chunked":
         assert n_chunked > 10
@@ -388,7 +392,8 @@ def test_32bit_ofm_not_clamped_by_activation_and_shift_only(engine):
     op = _simple("ELEMENTWISE", "MUL", ifm, ofm, ifm2=ifm2, broadcast=Broadcast(False, False, True, False, False, 0,
                                                                                0),
                  ofm_scale_mode="GLOBAL", ofm_scale=Scale(12345, 11), ofm_round_mode=NATURAL,
-                 activation=Activation(0, 0, -32768, 32767))
+                 activation=Activation(0, 0, -32768, 32767),
+                 ofm_scaling="SHIFT_ONLY")  # what the U55/U65 decoder says of a 32-bit elementwise operation
     a = np.array([300, -1000], np.int64).reshape(1, 1, 2)
     b = np.array([1 << 30], np.int64).reshape(1, 1, 1)
     got = engine.run_kernel_op(op, a, b)[0, 0].tolist()
@@ -399,10 +404,10 @@ def test_gemm_weights_are_converted_once_per_decoded_array():
     """Stripes of one split operation share their decoded weights: the GEMM operand is reused for the same
     array object, never for another array (even an equal one), and stays read-only."""
     w = np.arange(2 * 3 * 3 * 4, dtype=np.int32).reshape(2, 3, 3, 4) - 30
-    a = fast._gemm_weights(w, np.float32)
-    assert fast._gemm_weights(w, np.float32) is a
+    a = operands.gemm_weights(w, np.float32)
+    assert operands.gemm_weights(w, np.float32) is a
     assert a.shape == (36, 2) and np.array_equal(a, w.reshape(2, -1).T) and not a.flags.writeable
     other = w.copy()
-    b = fast._gemm_weights(other, np.float32)
+    b = operands.gemm_weights(other, np.float32)
     assert b is not a and np.array_equal(a, b)
-    assert fast._gemm_weights(w, np.float64).dtype == np.float64
+    assert operands.gemm_weights(w, np.float64).dtype == np.float64

@@ -12,35 +12,39 @@ import zlib
 import numpy as np
 import pytest
 
-from fvp.machine.npu.descriptors import (IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC,
-                                         Activation, Broadcast, FeatureMap, NpuOperation, Resize, Scale)
+from fvp.machine.npu.descriptors import (Activation, Broadcast, FeatureMap, IfmScaleMode, NpuOperation, Resize,
+                                         RoundMode, Scale)
 from fvp.machine.npu.engines import fast, reference as ref
+from fvp.machine.npu.engines.fast import scaling
+
+
+LOWER, SYMMETRIC, DOUBLE_ASYMMETRIC = RoundMode.TRUNCATE_TO_LOWER, RoundMode.SYMMETRIC, RoundMode.DOUBLE_ASYMMETRIC
 
 
 @pytest.mark.parametrize("v,s,mode,expected", [
-    (5, 1, ROUND_FLOOR, 2), (-5, 1, ROUND_FLOOR, -3), (-1, 4, ROUND_FLOOR, -1), (7, 0, ROUND_FLOOR, 7),
-    (5, 1, ROUND_SYMMETRIC, 3), (-5, 1, ROUND_SYMMETRIC, -3), (-3, 1, ROUND_SYMMETRIC, -2), (-6, 2, ROUND_SYMMETRIC, -2),
-    (-7, 2, ROUND_SYMMETRIC, -2), (6, 2, ROUND_SYMMETRIC, 2), (-1, 1, ROUND_SYMMETRIC, -1),
+    (5, 1, LOWER, 2), (-5, 1, LOWER, -3), (-1, 4, LOWER, -1), (7, 0, LOWER, 7),
+    (5, 1, SYMMETRIC, 3), (-5, 1, SYMMETRIC, -3), (-3, 1, SYMMETRIC, -2), (-6, 2, SYMMETRIC, -2),
+    (-7, 2, SYMMETRIC, -2), (6, 2, SYMMETRIC, 2), (-1, 1, SYMMETRIC, -1),
     # DOUBLE_ASYMMETRIC: DBL's 2**30 correction with either sign: 0.25 -> 1, -0.25 -> 0, -0.75 -> 0
-    (1 << 30, 32, ROUND_DBL_ASYMMETRIC, 1), (-(1 << 30), 32, ROUND_DBL_ASYMMETRIC, 0),
-    (-(3 << 30), 32, ROUND_DBL_ASYMMETRIC, 0), (-5, 1, ROUND_DBL_ASYMMETRIC, -2),
+    (1 << 30, 32, DOUBLE_ASYMMETRIC, 1), (-(1 << 30), 32, DOUBLE_ASYMMETRIC, 0),
+    (-(3 << 30), 32, DOUBLE_ASYMMETRIC, 0), (-5, 1, DOUBLE_ASYMMETRIC, -2),
 ])
 def test_u85_round_modes_hand_computed(v, s, mode, expected):
     assert ref.rshift_round(v, 1, s, mode) == expected
-    assert fast.mul_round_shift(v, 1, s, mode) == expected
-    assert int(fast.mul_round_shift_np(np.array([v]), 1, s, mode)[0]) == expected
+    assert scaling.mul_round_shift(v, 1, s, int(mode)) == expected  # the kernel takes the mode's value
+    assert int(scaling.mul_round_shift_np(np.array([v]), 1, s, mode)[0]) == expected
 
 
 def test_u85_round_modes_random():
     rng = np.random.default_rng(5)
-    for mode in (ROUND_FLOOR, ROUND_SYMMETRIC, ROUND_DBL_ASYMMETRIC):
+    for mode in (LOWER, SYMMETRIC, DOUBLE_ASYMMETRIC):
         v = rng.integers(-(1 << 40), 1 << 40, 3000)
         m = rng.integers(0, 1 << 31, 3000)
         s = rng.integers(0, 63, 3000)
         want = [max(min(ref.rshift_round(int(a), int(b), int(c), mode), 1 << 62), -(1 << 62))
                 for a, b, c in zip(v, m, s)]
-        assert [fast.mul_round_shift(int(a), int(b), int(c), mode) for a, b, c in zip(v, m, s)] == want
-        assert fast.mul_round_shift_np(v, m, s, mode).tolist() == want
+        assert [scaling.mul_round_shift(int(a), int(b), int(c), int(mode)) for a, b, c in zip(v, m, s)] == want
+        assert scaling.mul_round_shift_np(v, m, s, mode).tolist() == want
 
 
 def _fm(name, bits, h, w, c, zp=0, signed=True):
@@ -54,11 +58,11 @@ def _elementwise(sub, rng, bits=8, unary=False):
     ifm, ifm2, ofm = _fm("ifm", bits, 3, 4, 5, int(rng.integers(-5, 5))), _fm("ifm2", bits, 3, 4, 5, 0), \
         _fm("ofm", bits, 3, 4, 5, 0)
     op = NpuOperation(kind="ELEMENTWISE", offset=0, param=0, sub_op=sub, ifm=ifm, ifm2=None if unary else ifm2,
-                      ofm=ofm, ofm_scale_mode="GLOBAL", ofm_round_mode=2, ifm_scale_mode=IFM_SCALE_PER_OPERAND,
+                      ofm=ofm, ofm_scale_mode="GLOBAL", ofm_round_mode=2, ifm_scale_mode=IfmScaleMode.PER_OPERAND,
                       ifm_round_mode=2, ofm_scale=Scale(1, 0), opa_scale=Scale(int(rng.integers(1, 1 << 20)), 18),
                       ifm2_scale=None if unary else Scale(1, 0), ifm2_round_mode=2,
                       activation=Activation(0, 0, lo, hi),
-                      broadcast=Broadcast(False, False, False, False, False, 0), u85=True)
+                      broadcast=Broadcast(False, False, False, False, False, 0))
     a = rng.integers(lo, hi + 1, (3, 4, 5))
     b = rng.integers(lo, hi + 1, (3, 4, 5))
     return op, a, b
@@ -102,7 +106,7 @@ def test_resize_fast_equals_reference_and_nearest_is_a_copy(mode):
     shift = 16 + (4 if mode == "BILINEAR" else 0)  # Regor: 16 plus the rescale's (BILINEAR divides by 4 * 4)
     op = NpuOperation(kind="RESIZE", offset=0, param=0, sub_op=mode, ifm=ifm, ofm=ofm, ofm_scale_mode="GLOBAL",
                       ofm_round_mode=2, ofm_scale=Scale(1, shift), activation=Activation(0, 0, -128, 127),
-                      resize=r, u85=True)
+                      resize=r)
     x = rng.integers(-128, 128, (4, 5, 3))
     want = ref.run_kernel_op(op, x)
     assert np.array_equal(want, fast.run_kernel_op(op, x))

@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from fvp.machine.npu.weights import WeightCache
+from fvp.machine.npu.weight_cache import WeightCache
 
 from .corpus import load, oracle_names, reliable_fixture_args, run_program
 from .helpers import extract_vela_blobs, run_blob

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fvp.machine.npu import featuremap as fmap
-from fvp.machine.npu.operations import FeatureMap
+from fvp.machine.npu.descriptors import FeatureMap
 
 
 def _fm(rng, bits, fmt, overlap=False):
@@ -52,16 +52,17 @@ def test_numpy_gather_scatter_match_the_kernels(seed):
 # ------------------------------------------------------------------------------------------------ engine paths
 
 from fvp.machine.npu.engines import fast, reference as ref  # noqa: E402
+from fvp.machine.npu.engines.fast import paths, scaling  # noqa: E402
 
 from .test_engines import random_kernel_case  # noqa: E402
 
 
 def _force(monkeypatch, path):
     if path == "kernels":  # every array above 0 elements, after the numpy allowance: the numba kernels
-        monkeypatch.setattr(fast, "NUMPY_MAX_ELEMENTS", 0)
-        monkeypatch.setattr(fast, "JIT_AFTER_ELEMENTS", -1)
+        monkeypatch.setattr(paths, "NUMPY_MAX_ELEMENTS", 0)
+        monkeypatch.setattr(paths, "JIT_AFTER_ELEMENTS", -1)
     else:  # every array on the numpy paths
-        monkeypatch.setattr(fast, "NUMPY_MAX_ELEMENTS", 1 << 40)
+        monkeypatch.setattr(paths, "NUMPY_MAX_ELEMENTS", 1 << 40)
 
 
 @pytest.mark.parametrize("path", ["kernels", "numpy"])
@@ -97,8 +98,8 @@ def test_mul_round_shift_np_matches_the_kernel(mode):
         v[:4] = [1 << 62, -(1 << 62), 0, -1]
         m = rng.integers(0, 1 << 32, 400, dtype=np.int64)
         s = rng.integers(0, 64, 400, dtype=np.int64)
-        got = fast.mul_round_shift_np(v, m, s, mode)
-        want = [fast.mul_round_shift(int(x), int(y), int(z), mode) for x, y, z in zip(v, m, s)]
+        got = scaling.mul_round_shift_np(v, m, s, mode)
+        want = [scaling.mul_round_shift(int(x), int(y), int(z), mode) for x, y, z in zip(v, m, s)]
         assert got.tolist() == want
 
 
@@ -123,7 +124,7 @@ def test_fused_kernels_are_used_for_large_operations(monkeypatch):
 
 # ------------------------------------------------------------------------------------------------ weight order
 
-from fvp.machine.npu import weights as weights_mod  # noqa: E402
+from fvp.machine.npu.u55 import weights as weights_mod  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", range(60))

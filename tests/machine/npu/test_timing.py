@@ -8,8 +8,9 @@ import pytest
 
 from fvp.boards.schema import MemoryModeSpec, MemoryTimingSpec, SystemConfigSpec
 from fvp.machine.npu import timing as T
+from fvp.machine.npu.u55 import blocks as B, performance as P
 from fvp.machine.npu.arch import get_arch
-from fvp.machine.npu.operations import Activation, AddressRange, Dma, FeatureMap, Kernel, NpuOperation
+from fvp.machine.npu.descriptors import Activation, AddressRange, Dma, FeatureMap, Kernel, NpuOperation
 from fvp.machine.npu.execute import OpRecord
 
 U55_128 = get_arch("ethos-u55-128")
@@ -54,9 +55,9 @@ def record(op, **reads):
     rec = OpRecord(op, macs=op.macs if op.kind != "DMA" else 0)
     for tensor, (region, n) in reads.items():
         if tensor == "ofm":
-            rec._add("w", "ofm", region, n)
+            rec.add("w", "ofm", region, n)
         else:
-            rec._add("r", tensor, region, n)
+            rec.add("r", tensor, region, n)
     return rec
 
 
@@ -64,8 +65,8 @@ def dma_record(n, src_region=0, dst_region=1, offset=0):
     d = Dma(src_region=src_region, src_internal=False, src_address=0, dst_region=dst_region, dst_internal=False,
             dst_address=0, length=n, src_stride_mode=0, dst_stride_mode=0, size0=0, size1=0, skip0=0, skip1=0)
     rec = OpRecord(NpuOperation(kind="DMA", offset=offset, param=0, dma=d))
-    rec._add("r", "dma", src_region, n)
-    rec._add("w", "dma", dst_region, n)
+    rec.add("r", "dma", src_region, n)
+    rec.add("w", "dma", dst_region, n)
     return rec
 
 
@@ -99,9 +100,9 @@ def test_mac_cycles_depth_first_1x1_conv():
     # U55-128 micro-block 1x2x8; block 4x8x16 -> 4x4x2 micro-blocks; 4 * 16 = 64 > the 32-cycle weight floor;
     # 1 kernel step x 2 depth micro-blocks = 128; IFM depth 32 = one 32-deep pass
     op = kernel_op("CONV", fm(4, 8, 32), fm(4, 8, 16, name="ofm"), kern(), block=(4, 8, 16))
-    assert T.mac_cycles_per_block(U55_128, op, (4, 8, 16)) == (128, 64)
+    assert P.mac_cycles_per_block(U55_128, op, (4, 8, 16)) == (128, 64)
     op64 = kernel_op("CONV", fm(4, 8, 64), fm(4, 8, 16, name="ofm"), kern(), block=(4, 8, 16))
-    assert T.mac_cycles_per_block(U55_128, op64, (4, 8, 16))[0] == 256  # two IFM passes
+    assert P.mac_cycles_per_block(U55_128, op64, (4, 8, 16))[0] == 256  # two IFM passes
 
 
 def test_mac_cycles_part_kernel_3x3_first_layer():
@@ -109,36 +110,36 @@ def test_mac_cycles_part_kernel_3x3_first_layer():
     op = kernel_op("CONV", fm(17, 33, 3), fm(8, 16, 8, name="ofm"), kern(3, 3, 2, 1, part_kernel=True),
                    block=(8, 16, 8))
     assert T.ifm_block_depth(U55_128, op) == 8
-    assert T.mac_cycles_per_block(U55_128, op, (8, 16, 8))[0] == 4 * 64 * 3
+    assert P.mac_cycles_per_block(U55_128, op, (8, 16, 8))[0] == 4 * 64 * 3
 
 
 def test_mac_cycles_depthwise_and_pooling():
     dw = kernel_op("DEPTHWISE", fm(7, 12, 16), fm(7, 12, 16, name="ofm"), kern(3, 3, 1, 1), block=(7, 12, 16))
     # 7x6x2 micro-blocks: max(32, 4 * 42) * ceil(9/4) * 2
-    assert T.mac_cycles_per_block(U55_128, dw, (7, 12, 16))[0] == 168 * 3 * 2
+    assert P.mac_cycles_per_block(U55_128, dw, (7, 12, 16))[0] == 168 * 3 * 2
     mp = kernel_op("POOL", fm(9, 9, 16), fm(4, 4, 16, name="ofm"), kern(3, 3, 2), block=(4, 4, 16), sub_op="MAX")
     # Regor: max(4, 9) * (4 * 2 * 2 micro-blocks) * ifm_bits / 2
-    assert T.mac_cycles_per_block(U55_128, mp, (4, 4, 16))[0] == 9 * 16 * 4
+    assert P.mac_cycles_per_block(U55_128, mp, (4, 4, 16))[0] == 9 * 16 * 4
     mp16 = kernel_op("POOL", fm(9, 9, 16, bits=16), fm(4, 4, 16, name="ofm", bits=16), kern(3, 3, 2),
                      block=(4, 4, 16), sub_op="MAX")
-    assert T.mac_cycles_per_block(U55_128, mp16, (4, 4, 16))[0] == 9 * 16 * 8
+    assert P.mac_cycles_per_block(U55_128, mp16, (4, 4, 16))[0] == 9 * 16 * 8
     # U55-32 has no bit-width factor (1x1x4 micro-block: 4 x 4 x 4 of them)
     u32 = get_arch("ethos-u55-32")
-    assert T.mac_cycles_per_block(u32, mp16, (4, 4, 16))[0] == 9 * 4 * 4 * 4
+    assert P.mac_cycles_per_block(u32, mp16, (4, 4, 16))[0] == 9 * 4 * 4 * 4
 
 
 def test_mac_cycles_single_micro_block_delay():
     # one micro-block (1x2x8): the 32-cycle weight floor, plus the accumulator delay of 2 per step
     op = kernel_op("CONV", fm(1, 2, 64), fm(1, 2, 8, name="ofm"), kern(), block=(1, 2, 8))
-    assert T.mac_cycles_per_block(U55_128, op, (1, 2, 8))[0] == (32 + 2) * 2
+    assert P.mac_cycles_per_block(U55_128, op, (1, 2, 8))[0] == (32 + 2) * 2
 
 
 def test_one_dimensional_micro_block():
     u256 = get_arch("ethos-u55-256")
     fc = kernel_op("CONV", fm(1, 8, 32), fm(1, 8, 16, name="ofm"), kern(), block=(1, 8, 16))
-    assert T.micro_block(u256, fc) == (1, 4, 8)
+    assert B.micro_block(u256, fc) == (1, 4, 8)
     conv = kernel_op("CONV", fm(2, 8, 32), fm(2, 8, 16, name="ofm"), kern(), block=(2, 8, 16))
-    assert T.micro_block(u256, conv) == (2, 2, 8)
+    assert B.micro_block(u256, conv) == (2, 2, 8)
 
 
 @pytest.mark.parametrize("kind,sub,bits,act,expected", [
@@ -153,7 +154,7 @@ def test_ao_cycles_per_element(kind, sub, bits, act, expected):
     ofm = fm(4, 4, 16, bits=bits, name="ofm")
     op = kernel_op(kind, fm(4, 4, 16, bits=bits), ofm, kern() if kind != "ELEMENTWISE" else None, sub_op=sub,
                    act=act)
-    assert T.ao_cycles_per_element(U55_128, op) == expected
+    assert P.ao_cycles_per_element(U55_128, op) == expected
 
 
 def test_ifm_halo_refetch():
@@ -188,7 +189,7 @@ def test_compute_cycles_pipeline():
     # 4 equal blocks, M = 128, A = 0.5 * 512 = 256: AO-bound, 4 * 256 + the first block's MAC (128)
     op = kernel_op("CONV", fm(8, 16, 32), fm(8, 16, 16, name="ofm"), kern(), block=(4, 8, 16))
     geo = T.kernel_geometry(U55_128, op)
-    c = T.compute_cycles(U55_128, op, geo)
+    c = P.compute_cycles(U55_128, op, geo)
     assert (c["total"], c["fill"], c["mac"], c["ao"]) == (4 * 256 + 128, 128, 4 * 128, 4 * 256)
 
 
@@ -208,7 +209,7 @@ def test_single_operation_cost_is_compute_plus_fixed_costs():
     st = m.stream([rec, sync_record("STOP", offset=0x200)], device())
     t = st.per_op[0]
     geo = T.kernel_geometry(U55_128, rec.op)
-    comp = T.compute_cycles(U55_128, rec.op, geo, m._block_memory(rec.op, geo, lambda r: m.port_of_region(r)))
+    comp = P.compute_cycles(U55_128, rec.op, geo, m._block_transfers(rec.op, geo, lambda r: m.port_of_region(r)))
     # head: SRAM read latency 32 (IFM and weights); tail: pipeline drain + SRAM write latency 32
     assert t.cycles == pytest.approx(comp["total"] + 32 + 32)
     assert t.bound == "compute"

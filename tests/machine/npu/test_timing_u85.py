@@ -28,10 +28,9 @@ from fvp.machine.npu import timing as T
 from fvp.machine.npu.arch import get_arch
 from fvp.machine.npu.command_stream import parse_driver_payload
 from fvp.machine.npu.execute import OpRecord
-from fvp.machine.npu.operations import (KERNEL_KINDS, Activation, AddressRange, FeatureMap, Kernel, NpuOperation,
-                                        iter_operations)
-from fvp.machine.npu.timing import channels_u85 as CH
-from fvp.machine.npu.timing import compute_u85 as C
+from fvp.machine.npu.descriptors import KERNEL_KINDS, Activation, AddressRange, FeatureMap, Kernel, NpuOperation
+from fvp.machine.npu.operations import iter_operations
+from fvp.machine.npu.u85 import channels as CH, performance as C
 from fvp.machine.npu.timing.geometry import _cdiv, kernel_geometry
 
 FIXTURE = json.loads((Path(__file__).resolve().parents[2] / "data" / "u85_vela_cycles.json").read_text())
@@ -171,9 +170,10 @@ def test_mac_and_ao_cycles_equal_vela(name, accel, o):
     ao = max(ao_compute, 10 * blk[2] * SCALE_LATENCY / 256) if op.kind in ("CONV", "DEPTHWISE") else ao_compute
     n = vela_blocks(o)
     assert (int(m * n + ao), int(ao_compute * n + m)) == (o["mac_cycles"], o["ao_cycles"])
-    # the package-level functions dispatch to the U85 module
-    assert T.mac_cycles_per_block(arch, op, blk) == C.mac_cycles_per_block(arch, op, blk)
-    assert T.ao_cycles_per_element(arch, op) == pe
+    # the configuration's product family is the one whose compute model this is
+    assert arch.family.compute_cycles(arch, op, kernel_geometry(arch, op), (0.0, 0.0), 0.0) == \
+        C.compute_cycles(arch, op, kernel_geometry(arch, op), (0.0, 0.0), 0.0)
+    assert C.ao_cycles_per_element(arch, op) == pe
 
 
 @pytest.mark.parametrize("name,accel,o", list(vela_cases()))
@@ -187,7 +187,7 @@ def test_compute_cycles_match_vela(name, accel, o):
     op = from_vela(o)
     geo = kernel_geometry(arch, op)
     ifm_c, ofm_c = vela_block_io(arch, o, True), vela_block_io(arch, o, False)
-    r = T.compute_cycles(arch, op, geo, (float(ifm_c), float(ofm_c)), SCALE_LATENCY)
+    r = arch.family.compute_cycles(arch, op, geo, (float(ifm_c), float(ofm_c)), SCALE_LATENCY)
     if op.kind == "ELEMENTWISE":
         ours, vela = math.ceil(r["total"]), o["npu_cycles"]
         assert r["mac"] == 0 and r["ao"] == o["ao_cycles"]
@@ -302,7 +302,7 @@ def test_ifm_block_depth_rules():
     assert T.ifm_block_depth(a128, with_fields(conv, kernel=kern(part_kernel=True))) == 16
     assert T.ifm_block_depth(a128, with_fields(conv, ifm=fm(8, 8, 20))) == 20  # clipped to the IFM
     # no stream micro-block: the configuration's first
-    assert T.micro_block(a128, with_fields(conv, ofm_ublock=None)) == (1, 2, 8)
+    assert a128.family.micro_block(a128, with_fields(conv, ofm_ublock=None)) == (1, 2, 8)
 
 
 def test_ao_cycles_per_element_rules():
@@ -361,7 +361,7 @@ def test_more_macs_fewer_cycles(kind):
     res = []
     for name in U85:
         arch = get_arch(name)
-        res.append(T.compute_cycles(arch, op, kernel_geometry(arch, op)))
+        res.append(arch.family.compute_cycles(arch, op, kernel_geometry(arch, op), 0.0, 0.0))
     totals = [r["total"] for r in res]
     assert all(b < a for a, b in zip(totals, totals[1:])), totals
     if kind != "ELEMENTWISE":
@@ -399,10 +399,10 @@ def _conv_record(arch, ifm_region, h=32, c=64):
     op = op_u85("CONV", fm(h, h, c, region=ifm_region), fm(h, h, c, name="ofm"), kern(), (h // 4, h, c),
                 arch.ofm_ublock)
     rec = OpRecord(op, macs=op.macs)
-    rec._add("r", "ifm", ifm_region, h * h * c)
-    rec._add("r", "weights", 1, c * c)
-    rec._add("r", "scales", 1, 10 * c)
-    rec._add("w", "ofm", 1, h * h * c)
+    rec.add("r", "ifm", ifm_region, h * h * c)
+    rec.add("r", "weights", 1, c * c)
+    rec.add("r", "scales", 1, 10 * c)
+    rec.add("w", "ofm", 1, h * h * c)
     return rec
 
 

@@ -5,9 +5,10 @@ import pytest
 
 from ethosu.vela.api import NpuAccelerator, NpuBlockTraversal, npu_encode_bias, npu_encode_weights
 
-import fvp.machine.npu.weights as weights_mod
+import fvp.machine.npu.u55.weights as weights_mod
 from fvp.machine.npu.mlw import MlwError, decode_mlw
-from fvp.machine.npu.weights import WeightCache, decode_scales, unpack_weights, weight_stream_length
+from fvp.machine.npu.u55.weights import cached_weights, decode_scales, unpack_weights, weight_stream_length
+from fvp.machine.npu.weight_cache import WeightCache
 
 # accelerator -> OFM micro-block depth (research section 4; IFM micro-block depth is 8 everywhere)
 ACCELERATORS = {
@@ -212,41 +213,41 @@ def test_cache_decodes_once(monkeypatch):
     monkeypatch.setattr(weights_mod, "decode_mlw", counting)
     w, stream, params = _stream_and_params()
     cache = WeightCache()
-    a = cache.get(stream, **params)
+    a = cached_weights(cache, stream, **params)
     np.testing.assert_array_equal(a, w)
     assert not a.flags.writeable
     with pytest.raises(ValueError):
         a[0, 0, 0, 0] = 1
-    b = cache.get(bytearray(stream), **params)                 # same bytes, another buffer type
-    c = cache.get(np.frombuffer(stream, np.uint8), **params, dilation_y=1, cores=1)   # explicit defaults
+    b = cached_weights(cache, bytearray(stream), **params)                 # same bytes, another buffer type
+    c = cached_weights(cache, np.frombuffer(stream, np.uint8), **params, dilation_y=1, cores=1)   # explicit defaults
     assert a is b is c
     assert len(calls) == 1 and cache.hits == 2 and cache.misses == 1
     # other parameters or other bytes: a new decode
-    d = cache.get(stream, **{**params, "ofm_ublock_depth": 4})
+    d = cached_weights(cache, stream, **{**params, "ofm_ublock_depth": 4})
     assert d is not a and len(calls) == 2
     _, stream2, _ = _stream_and_params(seed=1)
-    cache.get(stream2, **params)
+    cached_weights(cache, stream2, **params)
     assert len(calls) == 3 and len(cache) == 3
     with pytest.raises(TypeError):
-        cache.get(stream, **params, bogus=1)
+        cached_weights(cache, stream, **params, bogus=1)
 
 
 def test_cache_lru_by_bytes():
     entries = [_stream_and_params(seed=s) for s in range(4)]
     one = len(entries[0][1]) + entries[0][0].size * 4
     cache = WeightCache(max_bytes=int(2.5 * one))
-    first = cache.get(entries[0][1], **entries[0][2])
-    cache.get(entries[1][1], **entries[1][2])
-    assert cache.get(entries[0][1], **entries[0][2]) is first          # refresh entry 0
-    cache.get(entries[2][1], **entries[2][2])                             # evicts entry 1, the least recent
+    first = cached_weights(cache, entries[0][1], **entries[0][2])
+    cached_weights(cache, entries[1][1], **entries[1][2])
+    assert cached_weights(cache, entries[0][1], **entries[0][2]) is first          # refresh entry 0
+    cached_weights(cache, entries[2][1], **entries[2][2])                             # evicts entry 1, the least recent
     assert len(cache) == 2 and cache.total_bytes <= cache.max_bytes
-    assert cache.get(entries[0][1], **entries[0][2]) is first
+    assert cached_weights(cache, entries[0][1], **entries[0][2]) is first
     misses = cache.misses
-    cache.get(entries[1][1], **entries[1][2])
+    cached_weights(cache, entries[1][1], **entries[1][2])
     assert cache.misses == misses + 1
     # an entry larger than the whole cache is returned but not kept
     tiny = WeightCache(max_bytes=10)
-    np.testing.assert_array_equal(tiny.get(entries[3][1], **entries[3][2]), entries[3][0])
+    np.testing.assert_array_equal(cached_weights(tiny, entries[3][1], **entries[3][2]), entries[3][0])
     assert len(tiny) == 0 and tiny.total_bytes == 0
 
 
@@ -254,7 +255,7 @@ def test_cache_errors_propagate():
     w, stream, params = _stream_and_params()
     cache = WeightCache()
     with pytest.raises(MlwError):
-        cache.get(stream[:20], **params)
+        cached_weights(cache, stream[:20], **params)
     with pytest.raises(MlwError, match="too short"):
-        cache.get(stream, **{**params, "ofm_depth": 64})
+        cached_weights(cache, stream, **{**params, "ofm_depth": 64})
     assert len(cache) == 0

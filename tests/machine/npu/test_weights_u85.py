@@ -23,9 +23,11 @@ from ethosu.vela import vela as vela_cli
 from fvp.machine.npu.arch import get_arch
 from fvp.machine.npu.command_stream import parse_driver_payload
 from fvp.machine.npu.mlw import MlwError, decode_mlw
-import fvp.machine.npu.weights_u85 as wu85
-from fvp.machine.npu.weights_u85 import (decode_fwd, decode_scales_u85, decode_weights_u85, scale_entries_u85,
-                                         unpack_weights_u85, weight_stream_length_u85)
+import fvp.machine.npu.u85.weights as wu85
+from fvp.machine.npu.u85.weights import (decode_fwd, decode_scales as decode_scales_u85,
+                                         decode_weights as decode_weights_u85, scale_entries as scale_entries_u85,
+                                         unpack_weights as unpack_weights_u85,
+                                         weight_stream_length as weight_stream_length_u85)
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "firmware" / "tflm"))  # tflite_builder
@@ -241,7 +243,7 @@ def vela_ops(name: str, accelerator: str) -> list[VelaOp]:
             kernel_h=cmd0[NPU_SET_KERNEL_HEIGHT_M1] // dil_y + 1, kernel_w=cmd0[NPU_SET_KERNEL_WIDTH_M1] // dil_x + 1,
             dilation_y=dil_y, dilation_x=dil_x, stride_x=(ks & 1) + 2 * (ks >> 6 & 1) + 1,
             stride_y=(ks >> 1 & 1) + 2 * (ks >> 9 & 1) + 1, ofm_block_depth=cmd0[NPU_SET_OFM_BLK_DEPTH_M1] + 1,
-            ofm_ublock=next(u for u in arch.u85.ofm_ublocks if tuple(u[:2]) == MICROBLOCK[acc >> 8 & 7]),
+            ofm_ublock=next(u for u in arch.microarch.ofm_ublocks if tuple(u[:2]) == MICROBLOCK[acc >> 8 & 7]),
             traversal=traversal, ifm_bits=8 << (cmd0.get(NPU_SET_IFM_PRECISION, 0) >> 2 & 3), macs=arch.macs,
             cores=arch.cores, weight_format="FWD" if wf & 1 else "SWD", sparse=bool(wf >> 4 & 1))
         n_streams = 1 if params["weight_format"] == "FWD" else arch.cores

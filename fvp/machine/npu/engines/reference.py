@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwdesc.ethosu import ROUND_DBL, ROUND_TRUNCATE
 from hwdesc.sigmoid import INPUT_ONE, SIGMOID_TABLE_U16, STEPS_PER_ONE
 
-from ..descriptors import IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC  # noqa: F401
+from ..descriptors import ClipRange, IfmScaleMode, RoundMode
 
-from ...sim import interruption_point
+from ...cancel import interruption_point
 
 #: host memory per element relative to the fast engine (object arrays of Python integers): ``npu/bounds.py``
 HOST_BYTES_FACTOR = 6
@@ -47,16 +46,16 @@ HOST_BYTES_FACTOR = 6
 
 def rounding_constant(v: int, s: int, mode: int) -> int:
     """The constant R added before the arithmetic right shift by ``s`` (section 2.1)."""
-    if mode == ROUND_TRUNCATE:
+    if mode == RoundMode.TRUNCATE:
         return 0 if v >= 0 else (1 << s) - 1
-    if mode == ROUND_FLOOR:
+    if mode == RoundMode.TRUNCATE_TO_LOWER:
         return 0
     r = (1 << (s - 1)) if s > 0 else 0
-    if mode == ROUND_SYMMETRIC and v < 0 and s > 0:
+    if mode == RoundMode.SYMMETRIC and v < 0 and s > 0:
         r -= 1
-    if mode == ROUND_DBL and s > 31:
+    if mode == RoundMode.DBL and s > 31:
         r += (1 << 30) if v >= 0 else -(1 << 30)
-    if mode == ROUND_DBL_ASYMMETRIC and s > 31:
+    if mode == RoundMode.DOUBLE_ASYMMETRIC and s > 31:
         r += 1 << 30
     return r
 
@@ -90,13 +89,13 @@ def tflite_multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int)
     return (hi >> right) + (1 if remainder > threshold else 0)
 
 
-def _lut_index_range(ofm_bits: int, ofm_signed: bool, clip_range: int):
+def lut_index_range(ofm_bits: int, ofm_signed: bool, clip_range: ClipRange):
     """(bits, signed) of the LUT index / clip domain."""
-    if clip_range == 2:
+    if clip_range == ClipRange.FORCE_UINT8:
         return 8, False
-    if clip_range == 3:
+    if clip_range == ClipRange.FORCE_INT8:
         return 8, True
-    if clip_range == 5:
+    if clip_range == ClipRange.FORCE_INT16:
         return 16, True
     return ofm_bits, ofm_signed
 
@@ -106,10 +105,10 @@ def clamp_range(op) -> tuple:
     act = op.activation
     ofm = op.ofm
     table = act.table is not None
-    if ofm.bits >= 32 and not table and act.clip_range == 0:
+    if ofm.bits >= 32 and not table and act.clip_range == ClipRange.OFM_PRECISION:
         return None  # [inferred] MIN/MAX not applied to 32-bit outputs
     lo, hi = act.min, act.max
-    bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
     if bits < 32:
         tlo = -(1 << (bits - 1)) if signed else 0
         thi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
@@ -123,7 +122,7 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
     act = op.activation
     ofm = op.ofm
-    bits, signed = _lut_index_range(ofm.bits, ofm.signed, act.clip_range)
+    bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
     y = y.astype(np.int64)
     if bits == 8:
         idx = np.clip(y + 128 if signed else y, 0, 255)  # only out of range without a clip (not modelled)
@@ -415,15 +414,15 @@ def elementwise_value(a_raw, b_raw, op):
         b = np.broadcast_to(b, a.shape)
         if op.broadcast.reversed_operands:
             a, b = b, a
-    if op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:  # Ethos-U85: each operand through its own scale
+    if op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:  # each operand through its own scale (the U85)
         a, b = per_operand_scaled(a, b, op)
-    if sub in ("ADD", "SUB") and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
+    if sub in ("ADD", "SUB") and op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:
         return a + b if sub == "ADD" else a - b
     if sub in ("ADD", "SUB"):
         a = a.astype(object)
         b = b.astype(object)
         mode = op.ifm_scale_mode
-        if mode == 0:
+        if mode == IfmScaleMode.OPA_OPB_16:
             a2 = a * (op.opa_scale.multiplier & 0xFFFF)
             b2 = b * (op.opb_scale & 0xFFFF)
         else:
@@ -431,7 +430,7 @@ def elementwise_value(a_raw, b_raw, op):
             m, s, rm = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
             sc = np.frompyfunc(lambda x: rshift_round(int(x) << L, m, s + L, rm), 1, 1)
             fixed = np.frompyfunc(lambda x: int(x) << (L - 1) if L else int(x), 1, 1)
-            if mode == 1:
+            if mode == IfmScaleMode.OPA_32:
                 a2, b2 = sc(a), fixed(b)
             else:
                 a2, b2 = fixed(a), sc(b)
@@ -457,10 +456,10 @@ def elementwise_value(a_raw, b_raw, op):
         rm = op.ofm_round_mode
         f = np.frompyfunc(lambda x, n: rshift_round(x, 1, int(n) & 31, rm), 2, 1)
         return f(a, b)
-    if sub == "LRELU" and op.ifm_scale_mode == IFM_SCALE_PER_OPERAND:
+    if sub == "LRELU" and op.ifm_scale_mode == IfmScaleMode.PER_OPERAND:
         return a  # per_operand_scaled applied IFM_SCALE to x >= 0 and IFM2_SCALE (alpha) to x < 0
-    if sub in U85_ONLY_MODES:
-        return u85_elementwise(np.asarray(a, dtype=object).astype(np.int64), None if b is None else
+    if sub in BITWISE_AND_COMPARE_MODES:
+        return bitwise_elementwise(np.asarray(a, dtype=object).astype(np.int64), None if b is None else
                                np.asarray(b, dtype=object).astype(np.int64), op)
     if sub == "LRELU":  # [uncertain]
         m, s, rm = op.ofm_scale.multiplier, op.ofm_scale.shift, op.ofm_round_mode
@@ -469,17 +468,18 @@ def elementwise_value(a_raw, b_raw, op):
     raise ValueError(sub)
 
 
-#: the Ethos-U85's elementwise modes beyond the U55's (hwdesc.ethosu85 ELEMENTWISE_MODE; DIV is not modelled)
-U85_ONLY_MODES = ("CMP_EQ", "CMP_NE", "CMP_GE", "CMP_GT", "AND", "OR", "XOR", "NOT", "AND_NOT", "LSR")
+#: the comparison, bitwise and logical-shift elementwise modes (the Ethos-U85's beyond the U55's, hwdesc.ethosu85
+#: ELEMENTWISE_MODE; DIV is not modelled)
+BITWISE_AND_COMPARE_MODES = ("CMP_EQ", "CMP_NE", "CMP_GE", "CMP_GT", "AND", "OR", "XOR", "NOT", "AND_NOT", "LSR")
 
 
-def u85_elementwise(a: np.ndarray, b, op) -> np.ndarray:
-    """The U85-only modes on int64 operands (after zero points and operand scales): comparisons give an
-    all-ones mask (-1) where true and 0 where false (decided by the oracle r3_compare: Regor ANDs the mask with a
-    constant 1 to make a bool tensor, and uses it directly as the select mask of ``where``); AND/OR/XOR/AND_NOT
-    (``a & ~b``)/NOT are bitwise on two's complement values; LSR shifts IFM's bits right (as unsigned of the IFM
-    width) by ``b mod width``, the result read back as signed [inferred from TOSA's LOGICAL_RIGHT_SHIFT].
-    Shared by both engines (plain vectorised numpy)."""
+def bitwise_elementwise(a: np.ndarray, b, op) -> np.ndarray:
+    """The comparison, bitwise and logical-shift modes on int64 operands (after zero points and operand scales):
+    comparisons give an all-ones mask (-1) where true and 0 where false (decided by the oracle r3_compare: Regor
+    ANDs the mask with a constant 1 to make a bool tensor, and uses it directly as the select mask of ``where``);
+    AND/OR/XOR/AND_NOT (``a & ~b``)/NOT are bitwise on two's complement values; LSR shifts IFM's bits right (as
+    unsigned of the IFM width) by ``b mod width``, the result read back as signed [inferred from TOSA's
+    LOGICAL_RIGHT_SHIFT]. Shared by both engines (plain vectorised numpy)."""
     sub = op.sub_op
     if sub == "NOT":
         return ~a
@@ -527,16 +527,16 @@ def per_operand_scaled(a, b, op):
 
 def ofm_scales(op, bias_scale=None):
     """(multiplier, shift) of the output stage: per channel from the scale stream for CONV/DEPTHWISE in
-    PER_CHANNEL mode, OFM_SCALE in GLOBAL mode, identity otherwise (and M = 1 for 32-bit elementwise)."""
+    PER_CHANNEL mode, OFM_SCALE in GLOBAL mode (as much of it as ``op.ofm_scaling`` says), identity otherwise."""
     if op.ofm_scale_mode == "PER_CHANNEL" and (op.kind in ("CONV", "DEPTHWISE") or bias_scale is not None):
         _, scale, shift = bias_scale
         return np.asarray(scale, np.int64), np.asarray(shift, np.int64)
     if op.ofm_scale_mode == "GLOBAL":
+        if op.ofm_scaling == "NONE":  # OFM_SCALE was applied to the operand (the U55/U65's LRELU slope)
+            return 1, 0
         m, s = op.ofm_scale.multiplier, op.ofm_scale.shift
-        if op.kind == "ELEMENTWISE" and not op.u85 and (op.ifm.bits == 32 or op.ofm.bits == 32):
-            m = 1  # "scale not applied for 32-bit operations" (U55/U65): shift only
-        if op.kind == "ELEMENTWISE" and op.sub_op == "LRELU" and not op.u85:
-            m, s = 1, 0
+        if op.ofm_scaling == "SHIFT_ONLY":
+            m = 1  # "scale not applied for 32-bit operations" (the U55/U65's elementwise): shift only
         return m, s
     return 1, 0
 

@@ -1,6 +1,7 @@
 """Ethos-U55/U65/U85 timing model: how many NPU cycles one command stream takes, where they go, and the PMU
-counts.  The Ethos-U85 has its own compute formulas (``compute_u85``) and AXI channel limits
-(``channels_u85``); the rest is shared (docs/timing.md 1.6).
+counts. The MAC and output-stage cycles of each product's blocks are its family's (``u55/performance.py``,
+``u85/performance.py``, with the Ethos-U85's AXI channel limits in ``u85/channels.py``); the rest is shared
+(docs/timing.md 1.6).
 
 What it models (docs/timing.md has the full description, the parameters and the validation):
 
@@ -43,13 +44,11 @@ port's latency is paid once at the start (reads) and end (writes) of an operatio
 rest.
 
 The package, one job per module: ``records`` (``OpTiming``, ``StreamTiming``), ``geometry`` (blocks, fetched
-rows, micro-blocks), ``compute`` (MAC and output-stage cycles, the MAC/AO pipeline), ``compute_u85`` (the
-Ethos-U85's), ``channels_u85`` (Ethos-U85 AXI channel bandwidths), ``model`` (``TimingModel``: ports, REGIONCFG,
-each operation's job), ``schedule`` (the event simulation, bandwidth sharing, attribution), ``counters`` (the PMU
-events).
+rows, IFM block depth), ``pipeline`` (the MAC/AO pipeline both products' compute models run), ``model``
+(``TimingModel``: ports, REGIONCFG, each operation's job), ``schedule`` (the event simulation, bandwidth sharing,
+attribution), ``counters`` (the PMU events). It imports neither the weight decoders nor the engines.
 """
 
-from .compute import ao_cycles_per_element, compute_cycles, mac_cycles_per_block  # noqa: F401
-from .geometry import contiguous_run, ifm_block_depth, kernel_geometry, micro_block  # noqa: F401
+from .geometry import contiguous_run, ifm_block_depth, kernel_geometry  # noqa: F401
 from .model import PARAM_NAMES, TimingModel  # noqa: F401
 from .records import KERNEL_KINDS, OpTiming, StreamTiming  # noqa: F401

@@ -1,13 +1,13 @@
 """Block geometry of a kernel operation: OFM blocks along each axis, the IFM rows and columns a block fetches
-(halo included), the IFM block depth and the passes over the IFM depth, the micro-block of the variant,
-contiguous runs for burst efficiency. Ethos-U85 differences (IFM block depth, micro-block from the stream) are
-the ``arch.is_u85`` branches."""
+(halo included, per sub-kernel), the IFM block depth and the passes over the IFM depth, contiguous runs for burst
+efficiency. What the product decides (a convolution's IFM block depth, the micro-block) its family says
+(``arch.family``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-_SUBKERNEL = 8  # sub-kernel limit (height and width) of convolution, depthwise and pooling
+from ..descriptors import SUBKERNEL_MAX
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -42,8 +42,8 @@ def _fetched(out_len: int, blk: int, stride: int, k: int, dil: int, pad: int, in
     lo0 = starts * stride - pad
     hi0 = (ends - 1) * stride - pad
     total = 0
-    for ks in range(0, max(k, 1), _SUBKERNEL):
-        ksub = min(_SUBKERNEL, k - ks)
+    for ks in range(0, max(k, 1), SUBKERNEL_MAX):
+        ksub = min(SUBKERNEL_MAX, k - ks)
         span = (ksub - 1) * dil + 1
         lo = np.maximum(lo0 + ks * dil, 0)
         hi = np.minimum(hi0 + ks * dil + span, in_len)
@@ -52,50 +52,17 @@ def _fetched(out_len: int, blk: int, stride: int, k: int, dil: int, pad: int, in
 
 
 def ifm_block_depth(arch, op) -> int:
-    """IFM depth the MAC array consumes per pass (Regor's ``ethos_u55.cpp``: 8-bit part-kernel 16, depth-first 32,
-    rounded to the IFM micro-block; 16-bit min(depth, 16) rounded to 4; Ethos-U85: :func:`_u85_ifm_block_depth`
-    clipped to the IFM depth); depthwise/pooling: the OFM block."""
-    d = max(op.ifm.depth, 1)
+    """IFM depth the MAC array consumes per pass: depthwise, pooling, elementwise and resize the OFM block's; a
+    convolution or reduce-sum its product's block configuration (``family.ifm_block_depth``)."""
     if op.kind in ("DEPTHWISE", "ELEMENTWISE", "RESIZE") or (op.kind == "POOL" and op.sub_op != "REDUCE_SUM"):
         return max(1, min(op.ofm_block[2], op.ofm.depth))
-    if arch.is_u85:
-        return min(d, _u85_ifm_block_depth(arch, op))
-    if op.ifm.bits >= 16:
-        return _roundup(min(d, 16), 4)
-    limit = 16 if op.kernel is not None and op.kernel.part_kernel_first else 32
-    return _roundup(min(d, limit), arch.ifm_ublock_depth)
+    return arch.family.ifm_block_depth(arch, op)
 
 
 def ifm_depth_passes(op, ibd: int, conv_like: bool) -> int:
     """How many times a block's MAC work is done over the IFM depth: once per IFM block of ``ibd`` channels for a
     convolution-like operation (convolution, reduce-sum), else once (both products' models)."""
     return _cdiv(max(op.ifm.depth, 1), ibd) if conv_like else 1
-
-
-def _u85_ifm_block_depth(arch, op) -> int:
-    """The Ethos-U85 IFM block depth of a convolution or reduce-sum before clipping to the IFM: the rule of
-    Vela's block configuration (``weights_u85.ifm_block_depth_u85``: 16 part-kernel-first, 32 for a 32-bit IFM
-    or a 16-deep micro-block on 128/256 MACs with dense weights, 128 for 2:4-sparse 8-bit weights, else 64)."""
-    from ..weights_u85 import ifm_block_depth_u85
-
-    part_kernel = op.kind == "CONV" and op.kernel is not None and op.kernel.part_kernel_first
-    return ifm_block_depth_u85(traversal="part_kernel_first" if part_kernel else "depth_first",
-                               ifm_bits=op.ifm.bits, macs=arch.macs, ofm_ublock_depth=micro_block(arch, op)[2],
-                               sparse=bool(getattr(op, "sparse_weights", False)))
-
-
-def micro_block(arch, op) -> tuple:
-    """The OFM micro-block (h, w, c); Regor's 1-D case: a 2-high micro-block becomes 1x4 for a convolution
-    with OFM height 1, even OFM width and kernel height 1.  Ethos-U85: the micro-block the operation's
-    ACC_FORMAT names (``op.ofm_ublock``), else the configuration's first."""
-    if arch.is_u85:
-        ub = getattr(op, "ofm_ublock", None)
-        return tuple(ub) if ub else arch.ofm_ublock
-    uh, uw, uc = arch.ofm_ublock
-    if (uh == 2 and op.kind == "CONV" and op.ofm.height == 1 and op.ofm.width % 2 == 0
-            and op.kernel is not None and op.kernel.height == 1):
-        return (1, 4, uc)
-    return (uh, uw, uc)
 
 
 def kernel_geometry(arch, op) -> dict:
@@ -120,8 +87,8 @@ def kernel_geometry(arch, op) -> dict:
         refetch = rows * cols / float(ih * iw)
         if op.kind == "CONV" or (op.kind == "POOL" and op.sub_op == "REDUCE_SUM"):
             refetch *= depth_blocks
-        ibh = min((bh - 1) * k.stride_y + min(k.dilated_height, _SUBKERNEL * k.dilation_y), ih)
-        ibw = min((bw - 1) * k.stride_x + min(k.dilated_width, _SUBKERNEL * k.dilation_x), iw)
+        ibh = min((bh - 1) * k.stride_y + min(k.dilated_height, SUBKERNEL_MAX * k.dilation_y), ih)
+        ibw = min((bw - 1) * k.stride_x + min(k.dilated_width, SUBKERNEL_MAX * k.dilation_x), iw)
         ifm_blk = (max(ibh, 1), max(ibw, 1), ifm_block_depth(arch, op))
     return {"ofm_block": (bh, bw, bd), "groups": groups, "blocks": sum(n for _, n in groups),
             "spatial_blocks": spatial, "depth_blocks": depth_blocks, "ifm_refetch": refetch, "ifm_block": ifm_blk}

@@ -1,11 +1,10 @@
 """The timing model of one NPU: its AXI ports from the system config, REGIONCFG, and per operation the job
-the schedule runs (traffic per port with burst efficiency, compute cycles from the block geometry).  On an
-Ethos-U85 a port's bandwidth counts the memory's ``ports_used`` and each AXI channel's limit (channels_u85)."""
+the schedule runs (traffic per port with burst efficiency, compute cycles from the block geometry). The product
+family (``arch.family``) gives the compute cycles of an operation's blocks, how many AXI ports reach a memory
+(the Ethos-U85's ``ports_used``) and the per-channel bandwidth limits (the Ethos-U85's AXI channels)."""
 
 from __future__ import annotations
 
-from .channels_u85 import limit_by_channels
-from .compute import compute_cycles
 from .counters import finish
 from .geometry import contiguous_run, kernel_geometry
 from .records import KERNEL_KINDS, _EPS, OpTiming, StreamTiming
@@ -50,11 +49,7 @@ class TimingModel:
             if mem is None:  # no system config: an ideal SRAM-like port
                 out.append(_Port(i, name or f"AXI{i}", float(width), 0.0, 0.0, 32))
                 continue
-            scale = float(mem.clock_scale) * width
-            if self.arch.is_u85:
-                # an Ethos-U85 reaches one memory type through several AXI ports: vela.ini's <Mem>_ports_used
-                # (Ethos_U85_SYS_*: SRAM x2 or x4); Regor (regor.cpp) makes its bandwidth clock_scale x 16 x ports
-                scale *= max(int(getattr(mem, "ports_used", 1) or 1), 1)
+            scale = float(mem.clock_scale) * width * self.arch.family.memory_ports(mem)
             bw = max(scale, 1e-6)
             out.append(_Port(i, name, bw, float(mem.read_latency), float(mem.write_latency),
                              max(int(mem.burst_length), 1)))
@@ -122,14 +117,14 @@ class TimingModel:
         if op.scales:
             sp = region_port(op.scales[0].region)
             scale_latency = self.ports[sp].read_latency if sp is not None else 0.0
-        # the U85 formulas take the IFM read and OFM write apart (|difference| or max), the U55's their sum
-        block_memory = (self._block_transfers if arch.is_u85 else self._block_memory)(op, geo, region_port)
-        comp = compute_cycles(arch, op, geo, block_memory, scale_latency)
+        # the IFM block read and the OFM block write, apart (the U85's formulas take their |difference| or max, the
+        # U55's their sum)
+        comp = arch.family.compute_cycles(arch, op, geo, self._block_transfers(op, geo, region_port), scale_latency)
         t.compute_cycles, t.mac_cycles, t.ao_cycles, t.wd_cycles = (comp["total"], comp["mac"], comp["ao"],
                                                                     comp["wd"])
         # traffic: measured bytes x re-fetch of the block traversal, per port
         cost: dict = {}
-        costed = []  # (tensor, direction, port, bytes at full-burst cost) for the U85 channel limits
+        costed = []  # (tensor, direction, port, bytes at full-burst cost) for the product's channel limits
 
         def add(tensor, direction, port, n, eff):
             n = int(round(n))
@@ -154,8 +149,7 @@ class TimingModel:
         add("ofm", "w", ofm_port, rec.bytes_written.get("ofm", 0),
             self._efficiency(ofm_port, ofm, geo["ofm_block"], read=False))
         t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
-        if arch.is_u85:
-            cost = limit_by_channels(self, op, costed, cost)
+        cost = arch.family.limit_by_channels(self, op, costed, cost)
         # fixed costs: command processing, first reads' latency (IFM, weights), last write's latency
         head = self.params["op_setup_cycles"]
         lat = []
@@ -179,7 +173,7 @@ class TimingModel:
         src = None if d.src_internal else region_port(d.src_region)
         dst = None if d.dst_internal else region_port(d.dst_region)
         cost = {}
-        costed = []  # (tensor, direction, port, bytes at full-burst cost) for the U85 channel limits
+        costed = []  # (tensor, direction, port, bytes at full-burst cost) for the product's channel limits
         if n:
             if src is not None:
                 t.transfers.append(("dma", src, "r", n))
@@ -193,8 +187,7 @@ class TimingModel:
                 cost[dst] = cost.get(dst, 0.0) + w
                 costed.append(("dma", "w", dst, w))
         t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
-        if self.arch.is_u85:
-            cost = limit_by_channels(self, rec.op, costed, cost)
+        cost = self.arch.family.limit_by_channels(self, rec.op, costed, cost)
         head = self.params["dma_setup_cycles"] + (self.ports[src].read_latency if src is not None else 0.0)
         tail = self.ports[dst].write_latency if dst is not None else 0.0
         return _Job(rec, t, True, head, tail, 0.0, cost)
@@ -207,11 +200,6 @@ class TimingModel:
         burst = self.ports[port].burst
         run = contiguous_run(fm, block, self.arch.cores if not read else 1)
         return min(1.0, run / burst) if run > 0 else 1.0
-
-    def _block_memory(self, op, geo, region_port) -> float:
-        """Cycles to fetch one IFM block and write one OFM block (Regor's command-issue term)."""
-        ifm_c, ofm_c = self._block_transfers(op, geo, region_port)
-        return ifm_c + ofm_c
 
     def _block_transfers(self, op, geo, region_port) -> tuple:
         """(cycles to fetch one IFM block, cycles to write one OFM block)."""

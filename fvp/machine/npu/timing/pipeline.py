@@ -1,5 +1,5 @@
-"""The two-stage MAC/AO pipeline both compute models (``compute.py`` for U55/U65, ``compute_u85.py``) run their
-blocks through: per block a MAC and an output-stage (AO) time, each at least the block's command-issue floor;
+"""The two-stage MAC/AO pipeline both products' compute models (``u55/performance.py``, ``u85/performance.py``) run
+their blocks through: per block a MAC and an output-stage (AO) time, each at least the block's command-issue floor;
 the stages overlap, so only the first block's shorter stage adds to the sum of the longer ones (Regor's
 per-block estimate, ethosu.md section 5); and the accumulator delay both compute the same way."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..operations import KERNEL_KINDS  # noqa: F401  (the operations that run on the MAC array and output stage)
+from ..descriptors import KERNEL_KINDS  # noqa: F401  (the operations that run on the MAC array and output stage)
 
 _EPS = 1e-9  # shared tolerance of the timing arithmetic
 

@@ -1,4 +1,6 @@
-"""Integer arithmetic of TFLite's reference kernels, vectorised over numpy ``int64`` arrays.
+"""The fixed-point integer arithmetic both firmware images use, vectorised over numpy ``int64`` arrays: TFLite's
+reference kernels (the TFLite Micro image) and CMSIS-NN (the ExecuTorch image's ``cortex_m`` kernels, which name
+these functions as CMSIS does in ``executorch/kernels/cortex_m/fixed_point.py``) compute the same values.
 
 Each function reproduces one C++ helper exactly (values are kept in ``int64`` and wrapped to 32 bits where the
 C++ works in ``int32_t``):

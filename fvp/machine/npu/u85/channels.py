@@ -4,7 +4,7 @@ memory's own bandwidth when its outstanding transactions or the channel's read b
 Sources (facts only): Vela 5.1's Regor ``ethos_u85_performance.cpp`` (``ChannelBW``, ``LookupChannel``,
 ``MeasureAccessCycles``: a memory's access time is the larger of all bytes / its bandwidth and, for each
 channel, that channel's bytes / its channel bandwidth) and ``ethos_u85.cpp`` (``channelRBs``: read buffers
-per channel of each configuration, ``arch.u85.channel_rbs``); the parameters are vela.ini's
+per channel of each configuration, ``arch.microarch.channel_rbs``); the parameters are vela.ini's
 ``Ethos_U85_SYS_*`` memory keys (burst length, latencies, ``max_reads``/``max_writes``, ``ports_used``).
 
 A read channel reaches burst x min(read buffers / (burst / 16), max_reads x ports_used x 0.8) / read latency
@@ -15,7 +15,7 @@ has no channel limit (Regor would divide by zero there).
 
 from __future__ import annotations
 
-#: Regor's MemChannel order, as ``arch.u85.channel_rbs`` lists the read buffers; WRITE has none
+#: Regor's MemChannel order, as ``arch.microarch.channel_rbs`` lists the read buffers; WRITE has none
 READ_CHANNELS = ("MEM2MEM", "IFM_STREAM", "WEIGHT", "FAST_WEIGHT", "IFM", "SCALE")
 #: the fraction of the outstanding transactions, and of the ideal rate, Regor assumes in use
 _UTILISATION = 0.8
@@ -49,7 +49,7 @@ def channel_bandwidth(arch, mem, ch: str) -> float | None:
         outstanding, latency, rb_limit = int(mem.max_writes), float(mem.write_latency), float("inf")
     else:
         outstanding, latency = int(mem.max_reads), float(mem.read_latency)
-        rb_limit = arch.u85.channel_rbs[READ_CHANNELS.index(ch)] / max(burst // _RB_WORD_BYTES, 1)
+        rb_limit = arch.microarch.channel_rbs[READ_CHANNELS.index(ch)] / max(burst // _RB_WORD_BYTES, 1)
     if outstanding <= 0 or latency <= 0:
         return None
     transactions = min(rb_limit, outstanding * ports * _UTILISATION)

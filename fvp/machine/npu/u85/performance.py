@@ -1,15 +1,15 @@
 """Ethos-U85 compute cycles of a kernel operation: the MAC array per OFM block, the output/activation (AO)
-stage per element (chained operations included), the weight decoder, and their pipeline (shared with
-:mod:`.compute`).
+stage per element (chained operations included), the weight decoder, and their pipeline (``timing/pipeline.py``,
+shared with the Ethos-U55/U65's).
 
 Sources (facts only): Vela 5.1's Regor ``ethos_u85_performance.cpp`` (``EstimateMacCyclesPerBlock``,
 ``EstimateMacOpCycles``, ``EstimateElementwiseCycles``, ``GetOutputCyclesPerElement``,
 ``GetActivationCyclesPerElement``, ``EstimateAOCyclesPerElement``, ``WeightDecodeCycles``), ``ethos_u85.cpp``
-(the per-configuration tables ``s_EthosU85PerfInfo``, held in ``arch.py``; ``FindBlockConfig``'s IFM block
-depth, ``weights_u85.ifm_block_depth_u85``); how many values the weight decoders produce is the U85 weight
-traversal of ``weights_u85`` (Vela's ``ethos_u85_weight_encoder.cpp``).
+(the per-configuration tables ``s_EthosU85PerfInfo``, held in ``variants.py``; ``FindBlockConfig``'s IFM block
+depth, ``blocks.py``); how many values the weight decoders produce is the layout of the U85's weight streams
+(``blocks.py``, Vela's ``ethos_u85_weight_encoder.cpp``).
 
-Where the U85 differs from the U55/U65 formulas of :mod:`.compute`:
+Where the U85 differs from the U55/U65 formulas of ``u55/performance.py``:
 
 * the micro-block is the operation's own (``NPU_SET_ACC_FORMAT.microblock``), not fixed per variant;
 * the weight-buffer floor per micro-block step is 32 x micro-block depth / (8 x weight decoders), with no
@@ -38,15 +38,10 @@ from __future__ import annotations
 
 import math
 
-from hwdesc import ethosu as R
-
-from .pipeline import accumulator_delay, pipeline
-from .geometry import (_SUBKERNEL, _cdiv, _roundup, _u85_ifm_block_depth, ifm_block_depth, ifm_depth_passes,
-                       micro_block)
-
-#: elementwise modes with a single operand: the U55's and NOT (hwdesc.ethosu85 ELEMENTWISE_MODE; the others take
-#: IFM2 or a scalar)
-UNARY_MODES = (*R.UNARY_ELEMENTWISE_MODES, "NOT")
+from ..descriptors import SCALE_ENTRY_BYTES, SUBKERNEL_MAX, UNARY_ELEMENTWISE_MODES, ActivationFunction
+from ..timing.geometry import _cdiv, _roundup, ifm_block_depth, ifm_depth_passes
+from ..timing.pipeline import accumulator_delay, pipeline
+from .blocks import block_ifm_depth, micro_block, weight_stream_length
 #: OFM transposes that swap H and W: the AO stage runs them at half rate (Regor's NWHC, NWCH, NCWH)
 HW_SWAP_TRANSPOSES = ("WHC", "WCH", "CWH")
 #: AO cycles per element of an integer division
@@ -70,7 +65,7 @@ def output_cycles_per_element(arch, op) -> float:
         return DIV_CYCLES_PER_ELEMENT
     out = arch.output_cycles_per_elem
     ib, ob = op.ifm.bits, op.ofm.bits
-    binary = op.kind == "ELEMENTWISE" and op.sub_op not in UNARY_MODES
+    binary = op.kind == "ELEMENTWISE" and op.sub_op not in UNARY_ELEMENTWISE_MODES
     if writes_to_chaining_buffer(op) and (ob == 32 or ib == 32):
         idx = 4
     elif ob == 64:
@@ -94,7 +89,8 @@ def activation_cycles_per_element(arch, op) -> float:
     transpose = getattr(ofm, "transpose", "HWC")
     reverse = getattr(ofm, "reverse", "NONE")
     a = op.activation
-    fused = a is not None and (a.function != 0 or a.min > ofm.min_value or a.max < ofm.max_value)
+    fused = a is not None and (a.function != ActivationFunction.NONE or a.min > ofm.min_value
+                               or a.max < ofm.max_value)
     if not (fused or transpose != "HWC" or reverse != "NONE"):
         return 0.0
     half = transpose in HW_SWAP_TRANSPOSES or reverse == "W"
@@ -127,9 +123,9 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
     delay_unit = 3 if (op.acc_format == "I48" and arch.macs <= 128) else 2
     kh, kw = (op.kernel.height, op.kernel.width) if op.kernel is not None else (1, 1)
     total = wb_total = 0
-    for y in range(0, kh, _SUBKERNEL):
-        for x in range(0, kw, _SUBKERNEL):
-            elems = min(_SUBKERNEL, kh - y) * min(_SUBKERNEL, kw - x)
+    for y in range(0, kh, SUBKERNEL_MAX):
+        for x in range(0, kw, SUBKERNEL_MAX):
+            elems = min(SUBKERNEL_MAX, kh - y) * min(SUBKERNEL_MAX, kw - x)
             wb = 0
             if kind == "POOL" and not reduce_sum:
                 steps = 1
@@ -157,25 +153,23 @@ def mac_cycles_per_block(arch, op, block: tuple) -> tuple:
 
 def decoded_weights(arch, op) -> tuple:
     """(weights, padding zeros) the weight decoders produce in one pass over a CONV/DEPTHWISE operation's weight
-    streams: the values of the U85 weight traversal (``weights_u85.weight_stream_length_u85``: the kernel
+    streams: the values of the U85 weight traversal (``blocks.weight_stream_length``: the kernel
     rounded to 5 or 10 elements for part-kernel-first and depthwise, depthwise padding slots, the IFM and OFM
     micro-blocks; all decoders' streams), every value that is no real weight counted a zero.  (0, 0) for the
     other kinds."""
     if op.kind not in ("CONV", "DEPTHWISE") or op.kernel is None:
         return 0, 0
-    from ..weights_u85 import weight_stream_length_u85
-
     k = op.kernel
     dw = op.kind == "DEPTHWISE"
     fmt = getattr(op, "weight_format", "SWD")
     traversal = "depthwise" if dw else "part_kernel_first" if k.part_kernel_first else "depth_first"
     ifm_depth = max(op.ifm.depth, 1)
     ofm_depth = max(op.ofm.depth, 1)
-    per_stream = weight_stream_length_u85(
+    per_stream = weight_stream_length(
         ofm_depth=ofm_depth, ifm_depth=ifm_depth, kernel_h=k.height, kernel_w=k.width, dilation_y=k.dilation_y,
         dilation_x=k.dilation_x, stride_y=k.stride_y, stride_x=k.stride_x,
         ofm_block_depth=max(1, op.ofm_block[2] if op.ofm_block else ofm_depth),
-        ifm_block_depth=None if dw else _u85_ifm_block_depth(arch, op), ofm_ublock=micro_block(arch, op),
+        ifm_block_depth=None if dw else block_ifm_depth(arch, op), ofm_ublock=micro_block(arch, op),
         traversal=traversal, ifm_bits=op.ifm.bits, macs=arch.macs, cores=max(arch.cores, 1), weight_format=fmt,
         sparse=bool(getattr(op, "sparse_weights", False)))
     total = per_stream * (1 if fmt == "FWD" else max(arch.cores, 1))
@@ -205,8 +199,8 @@ def compute_cycles(arch, op, geo: dict, block_memory_cycles=0.0, scale_latency: 
     """MAC/AO pipeline over all blocks of an Ethos-U85 operation (:func:`.pipeline.pipeline`; Regor
     ``EstimateMacOpCycles`` / ``EstimateElementwiseCycles``).  Per block: M from :func:`mac_cycles_per_block`
     (CONV, DEPTHWISE, POOL), A = ceil(AO cycles per element x elements) (an NHCWB16 elementwise OFM counted in
-    whole 16-channel bricks), at least the scale/bias fetch 10 x block depth x ``scale_latency`` / 256 for
-    CONV/DEPTHWISE; both stages at least the command-issue floor: (memory + M + A) / 4 with memory
+    whole 16-channel bricks), at least the scale/bias fetch (scale entry bytes x block depth x ``scale_latency``
+    / 256) for CONV/DEPTHWISE; both stages at least the command-issue floor: (memory + M + A) / 4 with memory
     |OFM - IFM| block cycles when there is more than one block (convolution-like), or (max(IFM, OFM) block
     cycles x elements / OFM block elements + AO per element x elements) / 4 (elementwise, RESIZE).
     ``block_memory_cycles``: (IFM block read, OFM block write) cycles, or one number used as the memory term.
@@ -233,7 +227,7 @@ def compute_cycles(arch, op, geo: dict, block_memory_cycles=0.0, scale_latency: 
         elems = h * w * (_roundup(c, 16) if brick else c)
         a = math.ceil(ao_pe * elems)
         if scales:
-            a = max(a, 10.0 * c * scale_latency / 256.0)
+            a = max(a, float(SCALE_ENTRY_BYTES) * c * scale_latency / 256.0)
         if uses_macs:
             cmd = (mem + m + a) / 4.0
         else:

@@ -34,9 +34,10 @@ to the model's weights.
   48-bit signed bias, 15-bit scale, 6-bit shift; byte 9 and the bits above each field are reserved (ignored).
 
 Simplifications: the whole operation is unpacked at once, into ``W[o, ky, kx, i]`` (int32, undilated kernel,
-``i`` of size 1 for depthwise), like ``fvp.machine.npu.weights`` for U55. The command stream carries no IFM block
-depth: :func:`ifm_block_depth_u85` is the rule Vela's block configuration applies, taken as the hardware's.
-``unpack_weights_u85`` builds the traversal with numpy one IFM block and sub-kernel at a time (the readable
+``i`` of size 1 for depthwise), like ``u55/weights.py`` for the U55. The command stream carries no IFM block
+depth: :func:`blocks.configured_ifm_block_depth` is the rule Vela's block configuration applies, taken as the
+hardware's.
+``unpack_weights`` builds the traversal with numpy one IFM block and sub-kernel at a time (the readable
 specification) or, for larger operations, with the numba kernel ``_index_map_kernel`` (the same loop nest, with
 the same slots per sub-kernel, tested against it).
 """
@@ -45,20 +46,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from fvp.machine.npu.engines._jit import njit
-from fvp.machine.npu.mlw import MlwError, _as_uint8, decode_mlw
+from ..descriptors import SCALE_ENTRY_BYTES
+from ..jit import njit
+from ..mlw import MlwError, _as_uint8, decode_mlw
+from .blocks import (_DOC_PARAMS, _DW, _INTERLEAVE, TRAVERSALS, _layout, _stream_length, block_ifm_depth,
+                     traversal as op_traversal, weight_stream_length)
 
-__all__ = ["TRAVERSALS", "WEIGHT_FORMATS", "SCALE_ENTRY_BYTES", "ifm_block_depth_u85", "weight_stream_length_u85",
-           "unpack_weights_u85", "decode_weights_u85", "decode_fwd", "scale_entries_u85", "decode_scales_u85"]
+__all__ = ["weight_stream_length", "unpack_weights", "decode_weights", "decode_fwd",
+           "scale_entries", "decode_scales", "weights_and_scales", "scales"]
 
-#: traversal names -> code used by the kernels (NPU_SET_KERNEL_STRIDE.weight_order and NPU_OP_DEPTHWISE)
-TRAVERSALS = {"depth_first": 0, "part_kernel_first": 1, "depthwise": 2}
-_DF, _PKF, _DW = 0, 1, 2
-#: NPU_SET_WEIGHT_FORMAT.weight_format
-WEIGHT_FORMATS = {"SWD": 0, "FWD": 1}
-SCALE_ENTRY_BYTES = 10
-SUB_KERNEL_MAX = 8
-_INTERLEAVE = 4                 # OFM channels a decoder takes from a micro-block at a time
 _FWD_HEADER_BITS = 256
 _FWD_LUT_ENTRIES = 16
 _NUMPY_MAX_BLOCKS = 256         # above this many (IFM block, sub-kernel) steps, the numba kernel builds the map
@@ -66,80 +62,6 @@ _NUMPY_MAX_BLOCKS = 256         # above this many (IFM block, sub-kernel) steps,
 
 # ---------------------------------------------------------------------------------------------------------------
 # parameters
-
-def ifm_block_depth_u85(*, traversal: str, ifm_bits: int, macs: int, ofm_ublock_depth: int,
-                        sparse: bool = False) -> int:
-    """IFM block depth of a convolution or fully-connected operation (Vela's ``GetOpConfig``): 16 for
-    part-kernel-first, 32 for 32-bit IFM or a 16-deep micro-block on 128/256 MACs (dense), 128 for sparse 8-bit,
-    otherwise 64. Depthwise ignores it (returns 1)."""
-    if traversal not in TRAVERSALS:
-        raise ValueError(f"ifm_block_depth_u85: unknown traversal {traversal!r}")
-    if TRAVERSALS[traversal] == _DW:
-        return 1
-    if TRAVERSALS[traversal] == _PKF:
-        return 16
-    if ifm_bits == 32 or (macs in (128, 256) and ofm_ublock_depth == 16 and not sparse):
-        return 32
-    if sparse and ifm_bits == 8:
-        return 128
-    return 64
-
-
-def _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, stride_y, stride_x, ofm_block_depth,
-            ifm_block_depth, ofm_ublock, traversal, ifm_bits, macs, cores, weight_format, sparse):
-    """Validate the parameters; return the traversal parameters of one decoder's stream as a tuple of ints."""
-    for name, value in (("ofm_depth", ofm_depth), ("ifm_depth", ifm_depth), ("kernel_h", kernel_h),
-                        ("kernel_w", kernel_w), ("ofm_block_depth", ofm_block_depth), ("macs", macs),
-                        ("cores", cores)):
-        if int(value) != value or value < 1:
-            raise ValueError(f"unpack_weights_u85: {name} must be a positive integer, not {value!r}")
-    if traversal not in TRAVERSALS:
-        raise ValueError(f"unpack_weights_u85: traversal must be one of {sorted(TRAVERSALS)}, not {traversal!r}")
-    if weight_format not in WEIGHT_FORMATS:
-        raise ValueError(f"unpack_weights_u85: weight_format must be 'SWD' or 'FWD', not {weight_format!r}")
-    if dilation_y not in (1, 2) or dilation_x not in (1, 2):
-        raise ValueError(f"unpack_weights_u85: dilation must be 1 or 2, not ({dilation_y}, {dilation_x})")
-    if stride_y not in (1, 2, 3, 4) or stride_x not in (1, 2, 3, 4):
-        raise ValueError(f"unpack_weights_u85: stride must be 1..4, not ({stride_y}, {stride_x})")
-    if ifm_bits not in (8, 16, 32):
-        raise ValueError(f"unpack_weights_u85: ifm_bits must be 8, 16 or 32, not {ifm_bits!r}")
-    oud = int(tuple(ofm_ublock)[-1])
-    if ifm_block_depth is None:
-        ifm_block_depth = ifm_block_depth_u85(traversal=traversal, ifm_bits=ifm_bits, macs=macs,
-                                              ofm_ublock_depth=oud, sparse=sparse)
-    if oud < 1 or oud % (_INTERLEAVE * cores):
-        raise ValueError(f"unpack_weights_u85: OFM micro-block depth {oud} is not a multiple of "
-                         f"{_INTERLEAVE} x {cores} decoders")
-    trav = TRAVERSALS[traversal]
-    sparse = bool(sparse)
-    fast = WEIGHT_FORMATS[weight_format] == 1
-    if trav == _DW and (sparse or fast):
-        raise ValueError("unpack_weights_u85: depthwise weights are never sparse or FWD")
-    ifm16 = ifm_bits == 16
-    if trav == _PKF:
-        iud = 8 if (ifm16 and not sparse) else int(ifm_block_depth)
-        rnd = 10 if (ifm16 or sparse) else 5
-    elif trav == _DF:
-        iud = int(ifm_block_depth)
-        rnd = 1
-    else:
-        iud = 1
-        rnd = 10
-    step = 1 if trav == _DW else (16 if sparse else 8)
-    if trav != _DW and (int(ifm_block_depth) != ifm_block_depth or ifm_block_depth < 1 or iud % step
-                        or ifm_block_depth % iud):
-        raise ValueError(f"unpack_weights_u85: IFM block depth {ifm_block_depth!r} is not a multiple of "
-                         f"{max(iud, step)}")
-    dw_pad = 0
-    if trav == _DW:                                  # padding slots after every 10 depthwise elements
-        dw_pad = 0 if (not ifm16 and macs <= 256) else 2 if macs <= 512 else 6
-    if trav == _DF:                                  # depth-first ignores the stride
-        stride_y = stride_x = 1
-    return (int(ofm_depth), 1 if trav == _DW else int(ifm_depth), int(kernel_h), int(kernel_w),
-            SUB_KERNEL_MAX // dilation_y, SUB_KERNEL_MAX // dilation_x, int(stride_y), int(stride_x),
-            int(ofm_block_depth), 1 if trav == _DW else int(ifm_block_depth), oud, iud, rnd, step, dw_pad, trav,
-            int(cores)), fast
-
 
 def _slots_py(sh, sw, stride_y, stride_x, rnd, dw_pad):
     """Kernel positions of a ``sh`` x ``sw`` sub-kernel in stream order, as (y, x) arrays with -1 for the
@@ -165,22 +87,6 @@ def _slots_py(sh, sw, stride_y, stride_x, rnd, dw_pad):
 
 
 _slots = njit(_slots_py)  # the same function for the numba traversal
-
-
-def _stream_length(od, id_, kh, kw, dec_h, dec_w, sy, sx, obd, ibd, oud, iud, rnd, step, dw_pad, trav, cores):
-    """Values in one decoder's stream (including padding). Plain Python: a few hundred iterations at most."""
-    e = iud * oud // cores
-    total = 0
-    for oz in range(0, od, obd):
-        n_ou = -(-min(obd, od - oz) // oud)
-        for iz in range(0, id_, ibd):
-            n_iu = 1 if trav == _DW else -(-min(ibd, id_ - iz) // iud)
-            for x0 in range(0, kw, dec_w):
-                sw = min(kw - x0, dec_w)
-                for y0 in range(0, kh, dec_h):
-                    n = -(-(min(kh - y0, dec_h) * sw) // rnd) * rnd
-                    total += n_iu * n_ou * (n + dw_pad * (n // rnd)) * e
-    return total
 
 
 def _index_map_numpy(p, s):
@@ -273,37 +179,13 @@ def _index_map(p, s, jit=None):
 # ---------------------------------------------------------------------------------------------------------------
 # weights
 
-_DOC_PARAMS = """``ofm_depth``/``ifm_depth`` are the operation's OFM and IFM depths (``ifm_depth`` is ignored for
-    depthwise), ``kernel_h``/``kernel_w`` the undilated kernel, ``ofm_block_depth`` from NPU_SET_OFM_BLK_DEPTH_M1,
-    ``ifm_block_depth`` by default :func:`ifm_block_depth_u85`'s, ``ofm_ublock`` the (h, w, d) micro-block of
-    NPU_SET_ACC_FORMAT, ``traversal`` one of :data:`TRAVERSALS`, ``macs`` and ``cores`` (weight decoders) the
-    configuration's, ``weight_format`` 'SWD' or 'FWD' and ``sparse`` the 2:4 bit of NPU_SET_WEIGHT_FORMAT."""
-
-
-def weight_stream_length_u85(*, ofm_depth: int, ifm_depth: int, kernel_h: int, kernel_w: int, dilation_y: int = 1,
-                             dilation_x: int = 1, stride_y: int = 1, stride_x: int = 1, ofm_block_depth: int,
-                             ifm_block_depth: int | None = None, ofm_ublock,
-                             traversal: str, ifm_bits: int = 8, macs: int,
-                             cores: int = 1, weight_format: str = "SWD", sparse: bool = False) -> int:
-    """Number of values (weights and padding) in each weight stream: one per decoder for SWD, the whole
-    interleaved stream for FWD."""
-    p, fast = _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, stride_y, stride_x,
-                      ofm_block_depth, ifm_block_depth, ofm_ublock, traversal, ifm_bits, macs, cores, weight_format,
-                      sparse)
-    n = _stream_length(*p)
-    return n * p[-1] if fast else n
-
-
-weight_stream_length_u85.__doc__ += "\n\n    " + _DOC_PARAMS
-
-
 def _fwd_block(p):
     """Values of one decoder's traversal between two switches of the FWD interleaving."""
     oud, iud, rnd, cores = p[10], p[11], p[12], p[16]
     return oud * iud * rnd // cores
 
 
-def unpack_weights_u85(decoded_streams, *, ofm_depth: int, ifm_depth: int, kernel_h: int, kernel_w: int,
+def unpack_weights(decoded_streams, *, ofm_depth: int, ifm_depth: int, kernel_h: int, kernel_w: int,
                        dilation_y: int = 1, dilation_x: int = 1, stride_y: int = 1, stride_x: int = 1,
                        ofm_block_depth: int, ifm_block_depth: int | None = None, ofm_ublock, traversal: str,
                        ifm_bits: int = 8,
@@ -323,10 +205,10 @@ def unpack_weights_u85(decoded_streams, *, ofm_depth: int, ifm_depth: int, kerne
     streams = [np.asarray(d) for d in decoded_streams]
     want = 1 if fast else cores
     if len(streams) != want:
-        raise ValueError(f"unpack_weights_u85: {weight_format} with {cores} decoder(s) takes {want} stream(s), "
+        raise ValueError(f"unpack_weights: {weight_format} with {cores} decoder(s) takes {want} stream(s), "
                          f"not {len(streams)}")
     if any(d.ndim != 1 for d in streams):
-        raise ValueError("unpack_weights_u85: decoded streams must be one-dimensional")
+        raise ValueError("unpack_weights: decoded streams must be one-dimensional")
     length = _stream_length(*p)
     kind = {v: k for k, v in TRAVERSALS.items()}[p[15]].replace("_", "-")
     shape = f"OHWI {p[0]}x{p[2]}x{p[3]}x{p[1]}"
@@ -349,18 +231,18 @@ def unpack_weights_u85(decoded_streams, *, ofm_depth: int, ifm_depth: int, kerne
     return w
 
 
-unpack_weights_u85.__doc__ += "\n    " + _DOC_PARAMS
+unpack_weights.__doc__ += "\n    " + _DOC_PARAMS
 
 
-def decode_weights_u85(raw_streams, **params) -> np.ndarray:
+def decode_weights(raw_streams, **params) -> np.ndarray:
     """Decode the raw weight streams (bytes per decoder for SWD, one for FWD) with the format's decoder and
-    unpack them (:func:`unpack_weights_u85`, same keywords). Only the values the traversal needs are decoded."""
-    need = weight_stream_length_u85(**{k: v for k, v in params.items() if k != "jit"})
+    unpack them (:func:`unpack_weights`, same keywords). Only the values the traversal needs are decoded."""
+    need = weight_stream_length(**{k: v for k, v in params.items() if k != "jit"})
     if params.get("weight_format", "SWD") == "FWD":
         decoded = [decode_fwd(s, need) for s in raw_streams]
     else:
         decoded = [decode_mlw(s, max_values=need) for s in raw_streams]
-    return unpack_weights_u85(decoded, **params)
+    return unpack_weights(decoded, **params)
 
 
 def _fields(raw: np.ndarray, start: int, count: int, width: int) -> np.ndarray:
@@ -411,22 +293,22 @@ def decode_fwd(data, count: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 # scales
 
-def scale_entries_u85(ofm_depth: int, ofm_ublock_depth: int) -> int:
+def scale_entries(ofm_depth: int, ofm_ublock_depth: int) -> int:
     """Entries in an operation's scale stream: ``ofm_depth`` rounded up to the micro-block depth rounded up
     to 16."""
     unit = -(-int(ofm_ublock_depth) // 16) * 16
     return -(-int(ofm_depth) // unit) * unit
 
 
-def decode_scales_u85(data, n: int, acc_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decode_scales(data, n: int, acc_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode ``n`` 10-byte scale entries for ACC_FORMAT I32 (``acc_bits=32``) or I48 (``acc_bits=48``):
     (bias int64, scale int64, shift int32). Raises ``MlwError`` if ``data`` holds fewer than ``n`` entries."""
     if acc_bits not in (32, 48):
-        raise ValueError(f"decode_scales_u85: acc_bits must be 32 or 48, not {acc_bits!r}")
+        raise ValueError(f"decode_scales: acc_bits must be 32 or 48, not {acc_bits!r}")
     raw = _as_uint8(data)
     n = int(n)
     if n < 0:
-        raise ValueError(f"decode_scales_u85: negative entry count {n}")
+        raise ValueError(f"decode_scales: negative entry count {n}")
     if raw.shape[0] < n * SCALE_ENTRY_BYTES:
         raise MlwError(f"U85 scale stream too short: {raw.shape[0]} bytes for {n} entries of "
                        f"{SCALE_ENTRY_BYTES} bytes")
@@ -442,3 +324,37 @@ def decode_scales_u85(data, n: int, acc_bits: int) -> tuple[np.ndarray, np.ndarr
     scale &= (1 << (8 * (SCALE_ENTRY_BYTES - 2 - nb) - 1)) - 1
     shift = (e[:, 8] & 0x3F).astype(np.int32)
     return bias, scale, shift
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# an operation's streams
+
+def weights_and_scales(ctx, rec, op):
+    """``(W, (bias, scale, shift))`` of a CONV/DEPTHWISE: its weight streams (one per weight decoder, or one in
+    the fast format) decoded and ordered, and its scale stream; the bytes counted in ``rec`` (an ``OpRecord``).
+    ``ctx`` is the executing stream's context (``execute._Ctx``: ``view``, ``arch``, ``weight_cache``)."""
+    streams = []
+    for wr in op.weights:
+        streams.append(ctx.view(wr.region, wr.address, wr.length, False) if wr.length else np.zeros(0, np.uint8))
+        rec.add("r", "weights", wr.region, wr.length)
+    k = op.kernel
+    arch = ctx.arch
+    params = dict(
+        ofm_depth=op.ofm.depth, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
+        dilation_y=k.dilation_y, dilation_x=k.dilation_x, stride_y=k.stride_y, stride_x=k.stride_x,
+        ofm_block_depth=op.ofm_block[2], ifm_block_depth=block_ifm_depth(arch, op), ofm_ublock=tuple(op.ofm_ublock),
+        traversal=op_traversal(op), ifm_bits=op.ifm.bits, macs=arch.macs, cores=arch.cores,
+        weight_format=op.weight_format, sparse=op.sparse_weights)
+    raw = [bytes(s) for s in streams]
+    key = b"u85" + b"".join(len(r).to_bytes(4, "little") + r for r in raw)
+    W = ctx.weight_cache.get_decoded(key, tuple(sorted(params.items())), lambda: decode_weights(raw, **params))
+    return W, scales(ctx, rec, op)
+
+
+def scales(ctx, rec, op):
+    """``(bias, scale, shift)`` of the operation's scale stream: one entry per OFM channel, 48-bit biases with a
+    48-bit accumulator."""
+    sr = op.scales[0]
+    sbytes = ctx.view(sr.region, sr.address, sr.length, False)
+    rec.add("r", "scales", sr.region, sr.length)
+    return decode_scales(sbytes, op.ofm.depth, 48 if op.acc_format == "I48" else 32)

@@ -6,7 +6,7 @@ kernel, block size) but moves the arithmetic controls: the rounding mode and sca
 payload: a 31-bit multiplier), the precision registers carry a storage (tiles, chaining buffer, scalar/none)
 and, for the OFM, a transpose and a reverse; each elementwise input has its own broadcast mode; the LUT
 activation names its index and result types. This module translates that into the same
-:class:`~fvp.machine.npu.operations.NpuOperation` the U55 decoder builds, so one set of engines computes both
+:class:`~fvp.machine.npu.descriptors.NpuOperation` the U55 decoder builds, so one set of engines computes both
 (the translation of each code is below, with the reason).
 
 Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
@@ -28,28 +28,28 @@ engines compute both the same way, the U85 from its table (``engines/reference.p
 
 from __future__ import annotations
 
-from hwdesc import ethosu as R55
+from ....errors import NpuFault
+from .. import registers
+from ..descriptors import (UNARY_ELEMENTWISE_MODES, Activation, ActivationFunction, AddressRange, Broadcast,
+                           ClipRange, Dma, FeatureMap, IfmScaleMode, NpuOperation, Resize, RoundMode, Scale)
 
-from ...errors import NpuFault
-from .command_stream import Command, RegisterState
-from .descriptors import (IFM_SCALE_PER_OPERAND, ROUND_DBL_ASYMMETRIC, ROUND_FLOOR, ROUND_SYMMETRIC, Activation,
-                          AddressRange, Broadcast, Dma, FeatureMap, Kernel, NpuOperation, Resize, Scale)
+#: the round mode of each U85 OFM / IFM round mode the engines model: DOUBLE_SYMMETRIC is Regor's DBL (TOSA
+#: double rounding), TRUNCATE_TO_ZERO its TRUNCATE
+_OFM_ROUND = {"DOUBLE_SYMMETRIC": RoundMode.DBL, "NATURAL": RoundMode.NATURAL, "TRUNCATE_TO_ZERO": RoundMode.TRUNCATE,
+              "TRUNCATE_TO_LOWER": RoundMode.TRUNCATE_TO_LOWER, "SYMMETRIC": RoundMode.SYMMETRIC,
+              "DOUBLE_ASYMMETRIC": RoundMode.DOUBLE_ASYMMETRIC}
+_IFM_ROUND = {"DOUBLE_SYMMETRIC": RoundMode.DBL, "NATURAL": RoundMode.NATURAL}
 
-#: engine rounding code (hwdesc.ethosu ROUND_MODE) for each U85 OFM / IFM round mode the engines model:
-#: DOUBLE_SYMMETRIC is Regor's DBL (TOSA double rounding), TRUNCATE_TO_ZERO its TRUNCATE
-_OFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL,
-              "TRUNCATE_TO_ZERO": R55.ROUND_TRUNCATE, "TRUNCATE_TO_LOWER": ROUND_FLOOR,
-              "SYMMETRIC": ROUND_SYMMETRIC, "DOUBLE_ASYMMETRIC": ROUND_DBL_ASYMMETRIC}
-_IFM_ROUND = {"DOUBLE_SYMMETRIC": R55.ROUND_DBL, "NATURAL": R55.ROUND_NATURAL}
-
-#: LUT activation -> (index bits, index signed): the clip range code the engines' LUT lookup takes
-#: (hwdesc.ethosu ACTIVATION_CLIP_RANGE FORCE_UINT8 / FORCE_INT8 / FORCE_INT16)
-_LUT_INDEX = {"LUT_U8_U8": 2, "LUT_S8_S8": 3, "LUT_S8_S16": 3, "LUT_S8_S32": 3, "LUT_S16_S16": 5}
+#: LUT activation -> the clip range of its index type, the one the engines' LUT lookup is indexed in
+_LUT_INDEX = {"LUT_U8_U8": ClipRange.FORCE_UINT8, "LUT_S8_S8": ClipRange.FORCE_INT8, "LUT_S8_S16": ClipRange.FORCE_INT8,
+              "LUT_S8_S32": ClipRange.FORCE_INT8, "LUT_S16_S16": ClipRange.FORCE_INT16}
 #: bytes of one table of each LUT kind (GenerateActivation: 256 per 8-bit entry table, 2 KiB for 16-bit index)
 _LUT_BYTES = {"LUT_U8_U8": 256, "LUT_S8_S8": 256, "LUT_S8_S16": 512, "LUT_S8_S32": 1024, "LUT_S16_S16": 2048,
               "LUT_TANH": 2048, "LUT_SIGMOID": 2048}
-#: the U85's table-driven TANH/SIGMOID -> the U55 ACTIVATION_FUNCTION code the engines compute them by
-_LUT_FUNCTION = {"LUT_TANH": R55.ACTIVATION_FUNCTION.TANH, "LUT_SIGMOID": R55.ACTIVATION_FUNCTION.SIGMOID}
+#: the U85's table-driven TANH/SIGMOID -> the function the engines compute them by (from the table at its slot)
+_LUT_FUNCTION = {"LUT_TANH": ActivationFunction.TANH, "LUT_SIGMOID": ActivationFunction.SIGMOID}
+#: the DMA's stride mode (hwdesc.ethosu85 DMA_STRIDE_MODE) -> the descriptor's (0: 1-D, 1: 2-D, 2: 3-D)
+_DMA_MODE = {"D1": 0, "D2": 1, "D3": 2}
 
 _NO_CLIP = 1 << 62
 
@@ -63,28 +63,20 @@ def _unsupported(what: str, offset: int):
     return NpuFault("unsupported", f"{what} is not modelled", offset=offset)
 
 
-def _code_name(isa_codes, value: int, what: str, offset: int) -> str:
-    name = isa_codes.get(value)
-    if name is None:
-        raise NpuFault("cmd_parse_error", f"{what} has the reserved value {value}", offset=offset)
-    return name
-
-
-def _precision(state: RegisterState, reg: str, offset: int):
+def _precision(state, reg: str, offset: int):
     """(bits, signed, format, storage) of an IFM/IFM2/OFM precision register."""
-    I = state.isa
     signed = bool(state.field(reg, "activation_type"))
     bits = 8 << state.field(reg, "activation_precision")
-    fmt = _code_name(I.ACTIVATION_FORMAT, state.field(reg, "activation_format"), f"{reg} format", offset)
-    storage = _code_name(I.ACTIVATION_STORAGE, state.field(reg, "activation_storage"), f"{reg} storage", offset)
+    fmt = state.code(reg, "activation_format", offset)
+    storage = state.code(reg, "activation_storage", offset)
     return bits, signed, fmt, storage
 
 
-def _zero_point(state: RegisterState, reg: str, signed: bool) -> int:
+def _zero_point(state, reg: str, signed: bool) -> int:
     return state.s16(reg) if signed else state.u16(reg)
 
 
-def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, depth: int, offset: int,
+def _fm(state, prefix: str, name: str, height: int, width: int, depth: int, offset: int,
         precision=None) -> FeatureMap:
     p = "NPU_SET_" + prefix + "_"
     bits, signed, fmt, storage = precision or _precision(state, p + "PRECISION", offset)
@@ -92,28 +84,17 @@ def _fm(state: RegisterState, prefix: str, name: str, height: int, width: int, d
         raise _unsupported(f"64-bit {name}", offset)
     transpose, reverse = "HWC", "NONE"
     if prefix == "OFM":
-        I = state.isa
-        transpose = _code_name(I.ACTIVATION_TRANSPOSE, state.field(p + "PRECISION", "activation_transpose"),
-                               "OFM_PRECISION transpose", offset)
-        reverse = _code_name(I.ACTIVATION_REVERSE, state.field(p + "PRECISION", "activation_reverse"),
-                             "OFM_PRECISION reverse", offset)
+        transpose = state.code(p + "PRECISION", "activation_transpose", offset)
+        reverse = state.code(p + "PRECISION", "activation_reverse", offset)
     if storage == "TILE3X1":
         raise _unsupported(f"{name} storage TILE3X1", offset)
-    return FeatureMap(
-        name=name, region=state.field(p + "REGION", "region"),
-        bases=tuple(state.address(f"{p}BASE{i}") for i in range(4)), height=height, width=width, depth=depth,
-        height0=state.m1(p + "HEIGHT0_M1"), height1=state.m1(p + "HEIGHT1_M1"), width0=state.m1(p + "WIDTH0_M1"),
-        stride_x=state.signed_address(p + "STRIDE_X"), stride_y=state.signed_address(p + "STRIDE_Y"),
-        stride_c=state.signed_address(p + "STRIDE_C"), bits=bits, signed=signed, format=fmt,
-        zero_point=_zero_point(state, p + "ZERO_POINT", signed), storage=storage, transpose=transpose,
-        reverse=reverse)
+    return registers.feature_map(state, prefix, name, height, width, depth, bits=bits, signed=signed, format=fmt,
+                                 storage=storage, transpose=transpose, reverse=reverse)
 
 
-def _scale(state: RegisterState, reg: str, rounding: dict, offset: int) -> tuple:
-    """(Scale, engine round mode) of an IFM/IFM2/OFM scale register."""
-    I = state.isa
-    codes = I.ROUND_MODE_OFM if reg == "NPU_SET_OFM_SCALE" else I.ROUND_MODE_IFM
-    mode = _code_name(codes, state.field(reg, "round_mode"), f"{reg} round mode", offset)
+def _scale(state, reg: str, rounding: dict, offset: int) -> tuple:
+    """(Scale, round mode) of an IFM/IFM2/OFM scale register."""
+    mode = state.code(reg, "round_mode", offset)
     if mode not in rounding:
         raise _unsupported(f"{reg} round mode {mode}", offset)
     if state.field(reg, "dbl_rnd"):
@@ -121,51 +102,26 @@ def _scale(state: RegisterState, reg: str, rounding: dict, offset: int) -> tuple
     return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift")), rounding[mode]
 
 
-def _kernel(state: RegisterState, offset: int) -> Kernel:
-    def ks(fname):
-        return state.field("NPU_SET_KERNEL_STRIDE", fname)
-
-    dil_x, dil_y = ks("dilation_x") + 1, ks("dilation_y") + 1
-    kw_m1 = state.u16("NPU_SET_KERNEL_WIDTH_M1")
-    kh_m1 = state.u16("NPU_SET_KERNEL_HEIGHT_M1")
-    if kw_m1 % dil_x or kh_m1 % dil_y:
-        raise NpuFault("cmd_parse_error", f"dilated kernel size {kh_m1 + 1}x{kw_m1 + 1} is not a multiple of the "
-                       f"dilation {dil_y}x{dil_x}", offset=offset)
-    up = _code_name(state.isa.IFM_UPSCALE_MODE, state.field("NPU_SET_IFM_UPSCALE", "mode"), "IFM_UPSCALE mode",
-                    offset)
-    return Kernel(
-        width=kw_m1 // dil_x + 1, height=kh_m1 // dil_y + 1,
-        stride_x=((ks("stride_x_msb") << 1) | ks("stride_x_lsb")) + 1,
-        stride_y=((ks("stride_y_msb") << 1) | ks("stride_y_lsb")) + 1, dilation_x=dil_x, dilation_y=dil_y,
-        pad_top=state.field("NPU_SET_IFM_PAD_TOP", "pad"), pad_left=state.field("NPU_SET_IFM_PAD_LEFT", "pad"),
-        pad_bottom=state.field("NPU_SET_IFM_PAD_BOTTOM", "pad"), pad_right=state.field("NPU_SET_IFM_PAD_RIGHT", "pad"),
-        upscale=up, part_kernel_first=bool(ks("weight_order")),
-        decomposition=state.isa.KERNEL_DECOMPOSITION[ks("decomposition")])
-
-
-def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activation:
+def _activation(state, ofm: FeatureMap, offset: int) -> Activation:
     """ACTIVATION as the engines read it: a LUT becomes TABLE_<slot> (slot = 256-byte unit of the LUT RAM the
     table starts at) with the clip range of its index type; the 16-bit clip boundaries are signed unless the
     clipped type (the LUT index type, else the OFM type) is unsigned; clip range NONE disables the clamp."""
-    I = state.isa
-    fn = _code_name(I.ACTIVATION_FUNCTION, state.field("NPU_SET_ACTIVATION", "activation_function"),
-                    "ACTIVATION function", offset)
+    fn = state.code("NPU_SET_ACTIVATION", "activation_function", offset)
     table = state.field("NPU_SET_ACTIVATION", "table")
-    no_clip = _code_name(I.ACTIVATION_CLIP_RANGE, state.field("NPU_SET_ACTIVATION", "activation_clip_range"),
-                         "ACTIVATION clip range", offset) == "NONE"
+    no_clip = state.code("NPU_SET_ACTIVATION", "activation_clip_range", offset) == "NONE"
     lut_slot = None
     if fn == "LUT_NONE":
-        function, clip_range, unsigned = 0, 0, not ofm.signed
+        function, clip_range, unsigned = ActivationFunction.NONE, ClipRange.OFM_PRECISION, not ofm.signed
     elif fn in _LUT_INDEX:
-        function = 16 + table * _LUT_BYTES[fn] // 256
-        if function > 23:
+        slot = table * _LUT_BYTES[fn] // 256
+        if slot > 7:
             raise NpuFault("cmd_parse_error", f"{fn} table {table} lies outside the 2 KiB LUT RAM", offset=offset)
-        clip_range, unsigned = _LUT_INDEX[fn], fn == "LUT_U8_U8"
+        function, clip_range, unsigned = ActivationFunction.table(slot), _LUT_INDEX[fn], fn == "LUT_U8_U8"
     elif fn in _LUT_FUNCTION:
         slot = table * _LUT_BYTES[fn] // 256
         if slot + _LUT_BYTES[fn] // 256 > 8:
             raise NpuFault("cmd_parse_error", f"{fn} table {table} lies outside the 2 KiB LUT RAM", offset=offset)
-        function, clip_range, unsigned = _LUT_FUNCTION[fn], 0, not ofm.signed
+        function, clip_range, unsigned = _LUT_FUNCTION[fn], ClipRange.OFM_PRECISION, not ofm.signed
         lut_slot = slot
     else:
         raise _unsupported(f"activation {fn}", offset)
@@ -178,20 +134,18 @@ def _activation(state: RegisterState, ofm: FeatureMap, offset: int) -> Activatio
     return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot)
 
 
-def _broadcast_dims(state: RegisterState, reg: str, offset: int) -> str:
-    return _code_name(state.isa.BROADCAST_MODE, state.field(reg, "broadcast_mode"), f"{reg} mode", offset)
+def _broadcast_dims(state, reg: str, offset: int) -> str:
+    return state.code(reg, "broadcast_mode", offset)
 
 
-def _dma(state: RegisterState, offset: int) -> Dma:
+def _dma(state, offset: int) -> Dma:
     def src(fname):
         return state.field("NPU_SET_DMA0_SRC_REGION", fname)
 
     def dst(fname):
         return state.field("NPU_SET_DMA0_DST_REGION", fname)
 
-    mode = src("stride_mode")
-    if mode == 3:
-        raise NpuFault("cmd_parse_error", "DMA0_SRC_REGION has the reserved stride mode 3", offset=offset)
+    mode = _DMA_MODE[state.code("NPU_SET_DMA0_SRC_REGION", "stride_mode", offset)]
     indexed = "src" if src("idx_mode") else "dst" if dst("idx_mode") else ""
     if src("idx_mode") and dst("idx_mode"):
         raise NpuFault("cmd_parse_error", "DMA indexed at both its source and its destination", offset=offset)
@@ -211,7 +165,7 @@ def _dma(state: RegisterState, offset: int) -> Dma:
                idx_max=state.field("NPU_SET_DMA0_IDX_MAX", "idx_max"))
 
 
-def _resize(state: RegisterState, mode: str, offset: int) -> Resize:
+def _resize(state, mode: str, offset: int) -> Resize:
     axes = {}
     for axis in ("Y", "X"):
         n = state.field(f"NPU_SET_RESIZE_{axis}_SCALE_N_M1", f"resize_{axis.lower()}_scale_n_m1") + 1
@@ -223,19 +177,19 @@ def _resize(state: RegisterState, mode: str, offset: int) -> Resize:
     return Resize(mode, *axes["Y"], *axes["X"])
 
 
-def _ublock(state: RegisterState, arch) -> tuple:
+def _ublock(state, arch, offset: int) -> tuple:
     """The OFM micro-block ACC_FORMAT names, with the depth of the arch's micro-block of that shape."""
-    name = state.isa.MICROBLOCK.get(state.field("NPU_SET_ACC_FORMAT", "microblock"), "U1X1")
+    name = state.code("NPU_SET_ACC_FORMAT", "microblock", offset)
     h, w = int(name[1]), int(name[3])
-    for ub in arch.u85.ofm_ublocks:
+    for ub in arch.microarch.ofm_ublocks:
         if ub[:2] == (h, w):
             return ub
     return (h, w, arch.ofm_ublock[2])
 
 
-def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperation:
-    """Decode the U85 operation ``cmd`` against the register state."""
-    I = state.isa
+def build_operation(state, cmd, arch) -> NpuOperation:
+    """Decode the U85 operation ``cmd`` (``command_stream.Command``) against the register state
+    (``command_stream.RegisterState``)."""
     kind = _OP_KINDS.get(cmd.name)
     off = cmd.offset
     if kind is None:
@@ -247,24 +201,23 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     if kind == "BRANCH":
         raise _unsupported("NPU_OP_BRANCH (command-stream control flow)", off)
     if kind == "DMA":
-        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off), u85=True)
+        return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off))
 
     sub = None
     if kind == "POOL":
-        sub = _code_name(I.POOLING_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_POOL mode", off)
+        sub = cmd.code_name("pooling_mode")
         if sub not in ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "MIN", "NONE"):
             raise _unsupported(f"pooling mode {sub}", off)
     elif kind == "ELEMENTWISE":
-        sub = _code_name(I.ELEMENTWISE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_ELEMENTWISE mode",
-                         off)
+        sub = cmd.code_name("elementwise_mode")
         if sub == "DIV":
             raise _unsupported(f"elementwise mode {sub}", off)
     elif kind == "RESIZE":
-        sub = _code_name(I.RESIZE_MODE, cmd.definition.fields[0].get(cmd.param), "NPU_OP_RESIZE mode", off)
+        sub = cmd.code_name("resize_mode")
     dynamic = kind == "CONV" and bool(cmd.definition.fields[0].get(cmd.param))  # NPU_OP_CONV weights_ifm2
 
-    acc_input = I.ACC_INPUT.get(state.field("NPU_SET_ACC_FORMAT", "acc_input"), "RESERVED")
-    acc_output = I.ACC_OUTPUT.get(state.field("NPU_SET_ACC_FORMAT", "acc_output"), "RESERVED")
+    acc_input = state.code("NPU_SET_ACC_FORMAT", "acc_input", off)
+    acc_output = state.code("NPU_SET_ACC_FORMAT", "acc_output", off)
     # pooling mode NONE with the accumulators loaded from IFM2 is Regor's "null pool": the output stage applied
     # to a 32-bit IFM2 (a rescale of a 32-bit tensor; IFM1 is a dummy 8-bit view of it)
     null_pool = kind == "POOL" and sub == "NONE"
@@ -272,7 +225,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         raise _unsupported(f"accumulator input {acc_input}" + (" with pooling mode NONE" if null_pool else ""), off)
     if acc_output != "ENABLE":
         raise _unsupported(f"accumulator output {acc_output}", off)
-    acc_format = I.ACC_FORMAT.get(state.field("NPU_SET_ACC_FORMAT", "acc_format"), "RESERVED")
+    acc_format = state.code("NPU_SET_ACC_FORMAT", "acc_format", off)
 
     oh, ow, od = (state.m1("NPU_SET_OFM_HEIGHT_M1"), state.m1("NPU_SET_OFM_WIDTH_M1"),
                   state.m1("NPU_SET_OFM_DEPTH_M1"))
@@ -282,7 +235,8 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     ofm_scale, ofm_round = _scale(state, "NPU_SET_OFM_SCALE", _OFM_ROUND, off)
 
     kernel = ifm2 = broadcast = ifm2_scale = ifm_scalar = resize = None
-    ifm_scale_mode = ifm_round = ifm2_round = 0
+    ifm_scale_mode = IfmScaleMode.OPA_OPB_16
+    ifm_round = ifm2_round = RoundMode.DBL
     opa_scale = Scale(1, 0)
     average_hw = None
     if kind == "ELEMENTWISE":
@@ -296,8 +250,8 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         ifm = _fm(state, "IFM", "ifm", 1 if "H" in b1 else oh, 1 if "W" in b1 else ow, 1 if "C" in b1 else od,
                   off, prec1)
         opa_scale, ifm_round = _scale(state, "NPU_SET_IFM_SCALE", _IFM_ROUND, off)
-        ifm_scale_mode = IFM_SCALE_PER_OPERAND
-        if sub in I.UNARY_ELEMENTWISE_MODES:
+        ifm_scale_mode = IfmScaleMode.PER_OPERAND
+        if sub in UNARY_ELEMENTWISE_MODES:
             broadcast = Broadcast(h=False, w=False, c=False, reversed_operands=False, scalar=False, scalar_value=0)
             if sub == "LRELU":  # the negative side's scale (alpha) is IFM2_SCALE
                 ifm2_scale, ifm2_round = _scale(state, "NPU_SET_IFM2_SCALE", _IFM_ROUND, off)
@@ -321,7 +275,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         ifm = _fm(state, "IFM", "ifm", state.m1("NPU_SET_KERNEL_HEIGHT_M1"), state.m1("NPU_SET_KERNEL_WIDTH_M1"), od,
                   off)
     else:
-        kernel = _kernel(state, off)
+        kernel = registers.kernel(state, off)
         ih = (oh - 1) * kernel.stride_y + kernel.dilated_height - kernel.pad_top - kernel.pad_bottom
         iw = (ow - 1) * kernel.stride_x + kernel.dilated_width - kernel.pad_left - kernel.pad_right
         idepth = state.m1("NPU_SET_IFM_DEPTH_M1") if kind == "CONV" or sub == "REDUCE_SUM" else od
@@ -349,7 +303,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
     weight_format = "SWD"
     sparse = False
     if kind in ("CONV", "DEPTHWISE") and not dynamic:
-        weight_format = I.WEIGHT_FORMAT.get(state.field("NPU_SET_WEIGHT_FORMAT", "weight_format"), "RESERVED")
+        weight_format = state.code("NPU_SET_WEIGHT_FORMAT", "weight_format", off)
         sparse = bool(state.field("NPU_SET_WEIGHT_FORMAT", "weight_sparsity"))
         if kind == "DEPTHWISE" and (sparse or weight_format != "SWD"):
             raise _unsupported(f"depthwise convolution with {'2:4 sparse' if sparse else weight_format} weights "
@@ -358,7 +312,7 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         names = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")[:1 if weight_format == "FWD" else arch.cores]
         weights = tuple(AddressRange(wr, state.address(f"NPU_SET_{n}_BASE"), state.address(f"NPU_SET_{n}_LENGTH"))
                         for n in names)
-    scale_mode = I.OFM_SCALE_MODE[state.field("NPU_SET_OFM_PRECISION", "scale_mode")]
+    scale_mode = state.code("NPU_SET_OFM_PRECISION", "scale_mode", off)
     if (kind in ("CONV", "DEPTHWISE") and not dynamic) or (kind == "POOL" and scale_mode == "PER_CHANNEL"):
         # a pool in PER_CHANNEL mode (Regor: a pool with scales, e.g. a per-channel rescale of a 32-bit tensor)
         # takes bias and scale per channel from the scale stream as a convolution does
@@ -375,5 +329,5 @@ def build_operation_u85(state: RegisterState, cmd: Command, arch) -> NpuOperatio
         ofm_round_mode=ofm_round, ifm_scale_mode=ifm_scale_mode, ifm_round_mode=ifm_round,
         ofm_scale=ofm_scale, opa_scale=opa_scale, ifm2_scale=ifm2_scale, ifm2_round_mode=ifm2_round,
         ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast, resize=resize,
-        ofm_ublock=_ublock(state, arch), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
-        u85=True)
+        ofm_ublock=_ublock(state, arch, off), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
+        weights_split="TRAVERSAL")

@@ -1,4 +1,5 @@
-"""The one place where numba JIT options are set for every NPU kernel, and where numba is imported.
+"""The one place where numba JIT options are set for every NPU kernel (engines, weight decoders, feature-map
+addressing), and where numba is imported.
 
 ``cache=True`` keeps compiled kernels on disk between runs; ``nogil`` lets the host use threads; fastmath is
 never enabled: the NPU's integer arithmetic must be bit-exact.

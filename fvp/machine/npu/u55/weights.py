@@ -1,4 +1,4 @@
-"""Ethos-U55/U65 weight and scale streams: weight ordering, scale/bias entries, and a decode cache.
+"""Ethos-U55/U65 weight and scale streams: weight ordering, scale/bias entries, and reading them for an operation.
 
 Models how the NPU consumes a decoded weight stream (``fvp.machine.npu.mlw``) and the scale stream at SCALE_BASE.
 Facts from Vela 5.1's weight encoders (Regor's ``architecture/ethosu55/ethos_u55_weight_encoder.cpp``: the scale
@@ -13,7 +13,8 @@ oracles the tests compare against.
   (``i`` has size 1 for depthwise), int32, undilated kernel.
 * ``decode_scales`` reads the 10-byte per-channel entries: 40-bit signed bias, 32-bit unsigned multiplier,
   6-bit shift (bits 7:6 of the last byte are ignored).
-* ``WeightCache`` decodes a stream once per (bytes, parameters) and hands out read-only arrays.
+* ``cached_weights`` decodes a stream once per (bytes, parameters) through the shared ``weight_cache.WeightCache``
+  and hands out read-only arrays; ``weights_and_scales`` reads an operation's streams (one per core).
 
 Simplifications: the whole operation's weights are unpacked at once (the hardware streams them block by block);
 for U65 dual core each core's stream is unpacked separately (core k holds output channels k, k+2, ...; the
@@ -24,18 +25,15 @@ depthwise (Vela never emits that combination).
 
 from __future__ import annotations
 
-import struct
-from collections import OrderedDict
-
 import numpy as np
 
-from fvp.machine.npu.engines._jit import njit
-from fvp.machine.npu.mlw import MlwError, decode_mlw, _as_uint8
+from ....errors import NpuFault
+from ..descriptors import SCALE_ENTRY_BYTES, SUBKERNEL_MAX
+from ..jit import njit
+from ..mlw import MlwError, _as_uint8, decode_mlw
+from .blocks import ifm_block_depth_limit
 
-__all__ = ["unpack_weights", "weight_stream_length", "decode_scales", "WeightCache", "SCALE_ENTRY_BYTES"]
-
-SCALE_ENTRY_BYTES = 10
-SUB_KERNEL_MAX = 8
+__all__ = ["unpack_weights", "weight_stream_length", "decode_scales", "cached_weights", "weights_and_scales"]
 
 
 def _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, ofm_block_depth, depthwise,
@@ -57,7 +55,7 @@ def _layout(ofm_depth, ifm_depth, kernel_h, kernel_w, dilation_y, dilation_x, of
     core_ofm_depth = len(range(core, int(ofm_depth), cores))
     core_block_depth = (int(ofm_block_depth) + cores - 1 - core) // cores
     return (core_ofm_depth, 1 if depthwise else int(ifm_depth), int(kernel_h), int(kernel_w),
-            SUB_KERNEL_MAX // dilation_y, SUB_KERNEL_MAX // dilation_x, max(1, core_block_depth), depthwise,
+            SUBKERNEL_MAX // dilation_y, SUBKERNEL_MAX // dilation_x, max(1, core_block_depth), depthwise,
             part_kernel, int(ifm_bits), int(ofm_ublock_depth), int(ifm_ublock_depth))
 
 
@@ -77,11 +75,6 @@ def _elements_py(sub_h, sub_w, depthwise, part_kernel, ifm_bits):
 _elements = njit(_elements_py)  # the same function for the unpack kernel
 
 
-def _ifm_block_depth_py(part_kernel, ifm_bits):
-    """The IFM block depth of the traversal: 16 channels part-kernel-first or for 16-bit IFM, else 32."""
-    return 16 if (part_kernel or ifm_bits == 16) else 32
-
-
 def _ifm_block_py(iz, ifm_depth, ibd, depthwise, part_kernel, iu):
     """IFM channels the stream holds for the IFM block at ``iz``: one micro-block for depthwise, the depth left
     (at most ``ibd``) for part-kernel-first, the whole block, padded, for depth-first."""
@@ -92,14 +85,14 @@ def _ifm_block_py(iz, ifm_depth, ibd, depthwise, part_kernel, iu):
     return ibd
 
 
-_ifm_block_depth = njit(_ifm_block_depth_py)
+_ifm_block_depth = njit(ifm_block_depth_limit)  # the blocks' rule, for the unpack kernel
 _ifm_block = njit(_ifm_block_py)
 
 
 def _stream_length(ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, depthwise, part_kernel, ifm_bits, ou, iu):
     """Number of values (including padding) the traversal consumes. Plain Python (a few hundred block
     iterations for the largest operation): compiling it would cost more than it ever saves."""
-    ibd = _ifm_block_depth_py(part_kernel, ifm_bits)
+    ibd = ifm_block_depth_limit(part_kernel, ifm_bits)
     total = 0
     for oz in range(0, ofm_depth, obd):
         cobd = min(obd, ofm_depth - oz)
@@ -165,7 +158,7 @@ def _unpack_numpy(decoded, w, ofm_depth, ifm_depth, kh, kw, dec_h, dec_w, obd, d
     IFM inner units, OFM channels of a micro-block, IFM channels of a unit)`` array. Within a block no two
     values go to one weight, and blocks are written in stream order, so the result is the kernel's. It spares
     the first run after installing the kernel's compile (0.9 s); returns the number of values consumed."""
-    ibd = _ifm_block_depth_py(part_kernel, ifm_bits)
+    ibd = ifm_block_depth_limit(part_kernel, ifm_bits)
     iu_inner = 1 if depthwise else iu
     cnt = 0
     ii = np.arange(iu_inner)
@@ -263,132 +256,112 @@ _UNPACK_REQUIRED = ("ofm_depth", "ifm_depth", "kernel_h", "kernel_w", "ofm_block
                     "part_kernel_first")
 
 
-def disk_cache(**kwargs):
-    """The on-disk cache of decoded weights (:mod:`fvp.machine.npu.diskcache`), versioned by the source of the
-    decoder and of the weight ordering."""
-    from . import diskcache, mlw, weights_u85
+def cached_weights(cache, stream_bytes, **unpack_kwargs) -> np.ndarray:
+    """The decoded and ordered weights of one stream (:func:`unpack_weights`' keywords), from ``cache`` (a
+    ``weight_cache.WeightCache``) or decoded into it: read-only, the same object for the same bytes and
+    parameters. Only the values the traversal needs are decoded (``decode_mlw(max_values=...)``), as the hardware
+    fetches no further."""
+    unknown = set(unpack_kwargs) - set(_UNPACK_DEFAULTS) - set(_UNPACK_REQUIRED)
+    if unknown:
+        raise TypeError(f"cached_weights: unknown unpack parameters {sorted(unknown)}")
+    params = dict(_UNPACK_DEFAULTS)
+    params.update(unpack_kwargs)
+    if isinstance(stream_bytes, np.ndarray):
+        stream = _as_uint8(stream_bytes).tobytes()
+    else:
+        stream = bytes(stream_bytes)
 
-    return diskcache.DiskCache("weights", diskcache.source_hash(mlw.__file__, __file__, weights_u85.__file__),
-                               **kwargs)
+    def decode():
+        need = weight_stream_length(**params)
+        return unpack_weights(decode_mlw(stream, max_values=need), **params)
 
-
-def _to_disk(w: np.ndarray) -> bytes:
-    """A decoded weight array as bytes: rank, shape, int16 values (decoded weights are 9-bit)."""
-    return struct.pack(f"<B{w.ndim}I", w.ndim, *w.shape) + w.astype("<i2").tobytes()
-
-
-def _from_disk(payload: bytes) -> np.ndarray | None:
-    try:
-        ndim = payload[0]
-        shape = struct.unpack_from(f"<{ndim}I", payload, 1)
-        values = np.frombuffer(payload, "<i2", offset=1 + 4 * ndim)
-        return values.reshape(shape).astype(np.int32)
-    except (IndexError, struct.error, ValueError):
-        return None
+    return cache.get_decoded(stream, tuple(sorted((k, int(v)) for k, v in params.items())), decode)
 
 
-#: operations whose decoded weights and scales a :class:`WeightCache` keeps by the operation object (in front of
-#: the content-keyed entries; about 2 x the stream bytes each)
-OPERATION_MEMO = 4096
+def weights_and_scales(ctx, rec, op):
+    """``(W, (bias, scale, shift))`` of a CONV/DEPTHWISE: each core's weight stream decoded and ordered (core k
+    holds OFM channels k, k + cores, ...), its scale stream's entries; the bytes counted in ``rec`` (an
+    ``OpRecord``). ``ctx`` is the executing stream's context (``execute._Ctx``: ``view``, ``arch``,
+    ``weight_cache``)."""
+    cache = ctx.weight_cache
+    # A decoded operation replayed by a later inference: its streams' bytes compared with the ones it decoded
+    # last time (a copy and a memcmp, no hashing), then the same arrays; any changed byte, or a view that
+    # faults, takes the full path (which raises the same fault in the same order as it always did).
+    active = [c for c in range(len(op.weights)) if len(range(c, op.ofm.depth, len(op.weights)))]
+    memo = cache.by_operation(op, ctx.arch.name)
+    if memo is not None:
+        try:
+            snap = _stream_bytes(ctx, op, active)
+        except NpuFault:
+            snap = None
+        if snap == memo[0]:
+            for c in active:
+                rec.add("r", "weights", op.weights[c].region, op.weights[c].length)
+                rec.add("r", "scales", op.scales[c].region, op.scales[c].length)
+            cache.hits += len(active)
+            return memo[1]
+    result = _decode_weights_and_scales(ctx, rec, op, cache)
+    for a in (result[0], *result[1]):
+        a.flags.writeable = False  # shared by every later replay of this operation
+    cache.remember_operation(op, ctx.arch.name, (_stream_bytes(ctx, op, active), result))
+    return result
 
 
-class WeightCache:
-    """Decoded-weight cache keyed by the stream's bytes and the unpack parameters, LRU-bounded by total bytes.
+def _stream_bytes(ctx, op, active) -> list:
+    """Copies of the weight and scale streams of the cores in ``active``, in the order they are read."""
+    out = []
+    for c in active:
+        wr, sr = op.weights[c], op.scales[c]
+        out.append(ctx.view(wr.region, wr.address, wr.length, False).tobytes())
+        out.append(ctx.view(sr.region, sr.address, sr.length, False).tobytes())
+    return out
 
-    ``get`` returns a read-only ``W`` array; the same object is returned for the same key. ``hits`` and
-    ``misses`` count lookups. Only the values the traversal needs are decoded (``decode_mlw(max_values=...)``),
-    as the hardware fetches no further. With ``disk`` (a :class:`~fvp.machine.npu.diskcache.DiskCache`, e.g.
-    :func:`disk_cache`) a miss first looks on disk, and what it decodes is written there: another process then
-    decodes nothing (``disk_hits`` counts those reads).
-    """
 
-    def __init__(self, max_bytes: int = 256 << 20, disk=None):
-        self.max_bytes = int(max_bytes)
-        self._entries: OrderedDict = OrderedDict()
-        self.total_bytes = 0
-        self.hits = 0
-        self.misses = 0
-        self.disk = disk
-        self.disk_hits = 0
-        self._by_op: dict = {}  # id(operation) -> (operation, arch, (stream copies, decoded result), bytes)
-        self._by_op_bytes = 0
+def _decode_weights_and_scales(ctx, rec, op, cache):
+    k = op.kernel
+    od = op.ofm.depth
+    depthwise = op.kind == "DEPTHWISE"
+    cores = len(op.weights)
+    parts = []
+    for core in range(cores):
+        n = len(range(core, od, cores))
+        wr = op.weights[core]
+        sr = op.scales[core]
+        if n == 0:
+            parts.append(None)
+            continue
+        wbytes = ctx.view(wr.region, wr.address, wr.length, False)
+        rec.add("r", "weights", wr.region, wr.length)
+        W = cached_weights(cache, wbytes, ofm_depth=od, ifm_depth=op.ifm.depth, kernel_h=k.height, kernel_w=k.width,
+                           dilation_y=k.dilation_y, dilation_x=k.dilation_x, ofm_block_depth=op.ofm_block[2],
+                           depthwise=depthwise, part_kernel_first=k.part_kernel_first, ifm_bits=op.ifm.bits,
+                           ofm_ublock_depth=ctx.arch.ofm_ublock_depth, ifm_ublock_depth=ctx.arch.ifm_ublock_depth,
+                           cores=cores, core=core)
+        sbytes = ctx.view(sr.region, sr.address, sr.length, False)
+        rec.add("r", "scales", sr.region, sr.length)
+        parts.append((W, decode_scales(sbytes, n)))
+    if cores == 1:
+        W, (bias, scale, shift) = parts[0]
+        return W, (bias, scale, shift)
+    W0 = parts[0][0]
+    W = np.zeros((od,) + W0.shape[1:], np.int32)
+    bias = np.zeros(od, np.int64)
+    scale = np.zeros(od, np.int64)
+    shift = np.zeros(od, np.int32)
+    for core, p in enumerate(parts):
+        if p is None:
+            continue
+        Wc, (b, s, sh) = p
+        W[core::cores] = Wc
+        bias[core::cores] = b
+        scale[core::cores] = s
+        shift[core::cores] = sh
+    return W, (bias, scale, shift)
 
-    def __len__(self) -> int:
-        return len(self._entries)
 
-    def clear(self) -> None:
-        self._entries.clear()
-        self._by_op.clear()
-        self._by_op_bytes = 0
-        self.total_bytes = 0
-
-    def by_operation(self, op, arch: str):
-        """What :meth:`remember_operation` kept for this very operation object on ``arch``: ``(stream copies,
-        result)``, or None. The caller compares the copies with the streams' bytes now before using it."""
-        hit = self._by_op.get(id(op))
-        if hit is None or hit[0] is not op or hit[1] != arch:
-            return None
-        return hit[2]
-
-    def remember_operation(self, op, arch: str, value) -> None:
-        """Keep ``value`` for the operation object ``op`` (a decoded stream's, replayed by later inferences);
-        at most :data:`OPERATION_MEMO` operations and ``max_bytes`` of stream copies, the oldest dropped first."""
-        size = sum(len(b) for b in value[0])
-        old = self._by_op.pop(id(op), None)
-        if old is not None:
-            self._by_op_bytes -= old[3]
-        while self._by_op and (len(self._by_op) >= OPERATION_MEMO or self._by_op_bytes + size > self.max_bytes):
-            self._by_op_bytes -= self._by_op.pop(next(iter(self._by_op)))[3]
-        if size <= self.max_bytes:
-            self._by_op[id(op)] = (op, arch, value, size)
-            self._by_op_bytes += size
-
-    def get(self, stream_bytes, **unpack_kwargs) -> np.ndarray:
-        unknown = set(unpack_kwargs) - set(_UNPACK_DEFAULTS) - set(_UNPACK_REQUIRED)
-        if unknown:
-            raise TypeError(f"WeightCache.get: unknown unpack parameters {sorted(unknown)}")
-        params = dict(_UNPACK_DEFAULTS)
-        params.update(unpack_kwargs)
-        if isinstance(stream_bytes, np.ndarray):
-            stream = _as_uint8(stream_bytes).tobytes()
-        else:
-            stream = bytes(stream_bytes)
-
-        def decode():
-            need = weight_stream_length(**params)
-            return unpack_weights(decode_mlw(stream, max_values=need), **params)
-
-        return self.get_decoded(stream, tuple(sorted((k, int(v)) for k, v in params.items())), decode)
-
-    def get_decoded(self, stream: bytes, params: tuple, decode) -> np.ndarray:
-        """The cached ``W`` for ``(stream, params)``, or ``decode()``'s result stored under that key (also used
-        for the Ethos-U85's streams, whose decoder is ``weights_u85``)."""
-        key = (stream, params)
-        entry = self._entries.get(key)
-        if entry is not None:
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return entry
-        self.misses += 1
-        w = None
-        disk_key = None
-        if self.disk is not None:
-            disk_key = stream + repr(key[1]).encode()
-            payload = self.disk.get(disk_key)
-            if payload is not None:
-                w = _from_disk(payload)
-                if w is not None:
-                    self.disk_hits += 1
-        if w is None:
-            w = decode()
-            if disk_key is not None:
-                self.disk.put(disk_key, _to_disk(w))
-        w.flags.writeable = False
-        size = len(stream) + w.nbytes
-        if size <= self.max_bytes:
-            self._entries[key] = w
-            self.total_bytes += size
-            while self.total_bytes > self.max_bytes:
-                (old_stream, _), old_w = self._entries.popitem(last=False)
-                self.total_bytes -= len(old_stream) + old_w.nbytes
-        return w
+def scales(ctx, rec, op):
+    """``(bias, scale, shift)`` of the scale stream of an operation without weights (one entry per OFM channel)."""
+    sr = op.scales[0]
+    sbytes = ctx.view(sr.region, sr.address, sr.length, False)
+    rec.add("r", "scales", sr.region, sr.length)
+    return decode_scales(sbytes, op.ofm.depth)

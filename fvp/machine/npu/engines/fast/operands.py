@@ -1,0 +1,93 @@
+"""The fast engine's operands: the IFM minus its zero point, upscaled and padded (the reference engine's section
+"operands"), the largest magnitude of an operand, and the forms of a decoded weight array the kernels take (its
+GEMM operand per dtype, its depthwise layout), kept per array object."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...memo import BoundedCache
+
+GEMM_WEIGHT_CACHE_BYTES = 128 << 20  # GEMM forms of recently used decoded weights kept at most
+
+
+def padded_ifm(ifm, op, fill=0, dtype=np.int64):
+    """As :func:`reference.padded_ifm`, in ``dtype``."""
+    k = op.kernel
+    fm = op.ifm
+    oh, ow = op.ofm.height, op.ofm.width
+    ph = (oh - 1) * k.stride_y + k.dilated_height
+    pw = (ow - 1) * k.stride_x + k.dilated_width
+    ih, iw = fm.height, fm.width
+    C = ifm.shape[2]
+    y0, x0 = k.pad_top, k.pad_left
+    hh = max(0, min(ih, ph - y0))
+    ww = max(0, min(iw, pw - x0))
+    if (k.upscale == "NONE" and y0 == 0 and x0 == 0 and hh == ph and ww == pw and ifm.shape[0] >= ph
+            and ifm.shape[1] >= pw):
+        x = ifm[:ph, :pw].astype(dtype)  # no padding: the IFM itself, in dtype, minus its zero point
+        x -= fm.zero_point
+        return x
+    P = np.full((ph, pw, C), fill, dtype=dtype)
+    if hh <= 0 or ww <= 0:
+        return P
+    rows, cols = (hh, ww) if k.upscale == "NONE" else ((hh + 1) // 2, (ww + 1) // 2)
+    x = ifm[:rows, :cols].astype(dtype)  # only what is placed (an operation may read part of its IFM)
+    x -= fm.zero_point
+    dst = P[y0:y0 + hh, x0:x0 + ww]
+    if k.upscale == "NEAREST":
+        for dy in range(2):
+            for dx in range(2):
+                sub = x[: (hh - dy + 1) // 2, : (ww - dx + 1) // 2]
+                dst[dy::2, dx::2] = sub
+    elif k.upscale == "ZEROS":
+        dst[...] = 0
+        sub = x[: (hh + 1) // 2, : (ww + 1) // 2]
+        dst[0::2, 0::2] = sub
+    else:
+        dst[...] = x[:hh, :ww]
+    return P
+
+
+def abs_max(x: np.ndarray, zp: int) -> int:
+    if x.size == 0:
+        return 0
+    return int(max(int(x.max()) - zp, zp - int(x.min()), 0))
+
+
+# id(weights) -> (weights, {"amax": int, dtype: K x O matrix, "dw": depthwise layout}); least recently used
+# first, at most GEMM_WEIGHT_CACHE_BYTES of arrays (the weights and their forms), the newest always kept
+_weight_forms = BoundedCache(max_bytes=GEMM_WEIGHT_CACHE_BYTES, lru=True, keep_oversized=True)
+
+
+def weights_entry(weights: np.ndarray) -> dict:
+    """What the GEMM path derives from a decoded weight array, computed once per array. Vela splits a large
+    operation into stripes that all use one weight stream, whose decoded array (from the weight cache) is then
+    the same object: its largest magnitude and its K x O operand are not recomputed per stripe. A small LRU,
+    bounded in bytes; an entry is used only for the very array object it was made from."""
+    hit = _weight_forms.get(id(weights))
+    if hit is not None and hit[0] is weights:
+        return hit[1]
+    entry = {"amax": abs_max(weights, 0)}
+    _weight_forms.put(id(weights), (weights, entry), weights.nbytes)
+    return entry
+
+
+def add_form(weights: np.ndarray, key, form: np.ndarray) -> None:
+    """Keep ``form`` (derived from ``weights``) under ``key`` in its entry, its bytes counted in the bound."""
+    entry = weights_entry(weights)
+    entry[key] = form
+    if id(weights) in _weight_forms:
+        _weight_forms.grow(id(weights), form.nbytes)
+
+
+def gemm_weights(weights: np.ndarray, dtype) -> np.ndarray:
+    """``weights`` (O, KH, KW, I) as the K x O right-hand GEMM operand in ``dtype`` (read-only, cached)."""
+    entry = weights_entry(weights)
+    key = np.dtype(dtype).str
+    wm = entry.get(key)
+    if wm is None:
+        wm = np.ascontiguousarray(weights.reshape(weights.shape[0], -1).T, dtype=dtype)
+        wm.flags.writeable = False
+        add_form(weights, key, wm)
+    return wm
