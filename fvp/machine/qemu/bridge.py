@@ -29,12 +29,15 @@ event's time falls on (a firmware waiting in WFI/WFE, as drivers do, sees no dif
 from __future__ import annotations
 
 import re
+import time
 
 from ...errors import BusFault, SimulationStop, StopReason
 from . import an547, faults, thumb
 from .rsp import ProtocolError
 
 POLL_S = 0.05  # how often, while QEMU runs without stopping, the UART, the limits and a halted CPU are looked at
+END_GRACE_S = 1.0  # an EOT seen while the CPU runs: how long its next stop is awaited (the end's time, as when seen
+# at a stop) before the CPU is stopped wherever it is (a firmware that spins without stops after its EOT)
 HALT_CHECKS = 3  # a CPU found idle this many polls in a row after a WFI with nothing to wake it is deadlocked
 TIMED_SEMIHOSTING = {0x10, 0x11, 0x18, 0x20, 0x30}  # SYS_CLOCK, SYS_TIME, SYS_EXIT(_EXTENDED), SYS_ELAPSED
 SEMIHOSTING_BLOCK = 16  # bytes of a parameter block read ahead (SYS_OPEN/READ/WRITE take 3 words, SYS_RENAME 4)
@@ -227,13 +230,29 @@ class Bridge:
         except SimulationStop:
             self._uart_done = True  # what the UART sent after the EOT is not shown (the FVP stops there)
             try:
-                if running:
+                stop = self._stop_within(END_GRACE_S) if running else b"T05"
+                if stop is None:
                     self._interrupt()
-                else:
-                    self._clock()
+                elif stop[:1] not in (b"W", b"X"):
+                    self._clock()  # the first stop after the EOT: the same time whether a poll or a stop saw it
             except SimulationStop:
                 pass
             raise
+
+    def _stop_within(self, timeout: float) -> bytes | None:
+        """The CPU's next stop reply if it comes within ``timeout`` seconds (the OKs still owed skipped), else
+        None; ``b"X"`` when QEMU's channel broke."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                stop = self.gdb.receive(left) if left > 0 else None
+            except ProtocolError:
+                return b"X"
+            if stop == b"OK" and self._pending_ok:
+                self._pending_ok -= 1
+                continue
+            return stop
 
     # ---------------------------------------------------------------- stops
     def _dispatch(self, stop: bytes, regs: list[int]) -> None:

@@ -2,8 +2,11 @@
 GDB packet framing, the AN547 map."""
 
 import numpy as np
+import pytest
 
+from fvp.errors import SimulationStop, StopReason
 from fvp.machine.qemu import an547, faults
+from fvp.machine.qemu.bridge import Bridge
 from fvp.machine.qemu.memory import PAGE, PageSync
 from fvp.machine.qemu.rsp import GdbRemote, _run_length_decode
 
@@ -73,3 +76,37 @@ def test_the_an547_map():
     assert an547.memory_at(0x3100_0000, 16)[0].name == "ISRAM" and an547.memory_at(0x2100_0000)[1] == 0
     assert an547.memory_at(0x7000_0000)[0] is an547.DDR and an547.memory_at(0x4810_2000) is None
     assert an547.QEMU_SYSTEM_REGISTERS < {r.name for r in __import__("hwdesc.cortex_m55").cortex_m55.REGISTERS}
+
+
+class _Uart:
+    def transmit(self, data):
+        if b"\x04" in data:
+            raise SimulationStop(StopReason.USER, "EOT")
+
+
+class _Gdb:
+    def __init__(self, replies):
+        self.replies = list(replies)
+
+    def receive(self, timeout=None):
+        return self.replies.pop(0) if self.replies else None
+
+
+def _ending_bridge(replies):
+    b = Bridge.__new__(Bridge)
+    b.uart, b._uart_done, b._pending_ok, b.gdb = _Uart(), False, 1, _Gdb(replies)
+    b.proc = type("Proc", (), {"uart_output": lambda self: b"done\n\x04"})()
+    b.ended = []
+    b._clock = lambda: b.ended.append("clock at the stop")
+    b._interrupt = lambda: b.ended.append("interrupted")
+    return b
+
+
+def test_an_eot_seen_while_the_cpu_runs_ends_at_its_next_stop():
+    # a poll found the EOT before the CPU's next stop: that stop's time is the end's, as when the stop sees it
+    # (the OK still owed to a register write is skipped); only a CPU that does not stop is interrupted
+    for replies, ended in (([b"OK", b"T05thread:01;"], ["clock at the stop"]), ([b"OK"], ["interrupted"])):
+        b = _ending_bridge(replies)
+        with pytest.raises(SimulationStop):
+            b._emit_uart(running=True)
+        assert b.ended == ended and b._uart_done
