@@ -351,8 +351,8 @@ class Bridge:
         try:
             acc = thumb.decode(code[0], code[1], regs, pc)
         except thumb.Undecodable as e:
-            raise SimulationStop(StopReason.HARD_FAULT, f"the instruction at 0x{pc:08x} accesses a device of the board in "
-                                               f"a way this bridge cannot execute: {e}") from None
+            raise SimulationStop(StopReason.HARD_FAULT, f"the instruction at 0x{pc:08x} accesses a device of the "
+                                                        f"board in a way this bridge cannot execute: {e}") from None
         writes: dict = {}
         bus = self.platform.bus
         for t in acc.transfers:
@@ -372,7 +372,8 @@ class Bridge:
                         self.memory.write(t.address, value.to_bytes(t.width, "little"))
             except BusFault as e:
                 raise SimulationStop(StopReason.HARD_FAULT, f"bus error on a {8 * t.width}-bit "
-                                                   f"{'read' if acc.load else 'write'} at PC 0x{pc:08x}: {e}") from None
+                                                            f"{'read' if acc.load else 'write'} at PC 0x{pc:08x}: "
+                                                            f"{e}") from None
         if acc.writeback is not None and acc.writeback[0] not in writes:
             writes[acc.writeback[0]] = acc.writeback[1]
         if acc.status is not None:

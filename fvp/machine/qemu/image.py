@@ -202,8 +202,9 @@ def _contiguous(regions) -> list:
     for m in sorted(regions, key=lambda r: r.base):
         if out:
             p = out[-1]
-            if p.base + p.size == m.base and ((p.secure_base is None and m.secure_base is None) or (
-                    p.secure_base is not None and m.secure_base is not None and p.secure_base + p.size == m.secure_base)):
+            secure_follows = (p.secure_base is None and m.secure_base is None) or (
+                p.secure_base is not None and m.secure_base is not None and p.secure_base + p.size == m.secure_base)
+            if p.base + p.size == m.base and secure_follows:
                 out[-1] = an547.Memory(f"{p.name}+{m.name}", p.base, p.size + m.size, p.secure_base)
                 continue
         out.append(an547.Memory(m.name, m.base, m.size, m.secure_base))
