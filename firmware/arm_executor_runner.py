@@ -37,7 +37,8 @@ from .executorch.kernels import REGISTRY
 from .executorch.memory import HierarchicalAllocator, MemoryManager, make_allocator
 from .executorch.method import Method, RtTensor
 from .executorch.perf_monitor import PerfMonitor, npu_family
-from .executorch.profiles import DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, TUTORIAL_PROFILE, get_profile
+from .executorch.profiles import (DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, SEMIHOSTING_PROFILE, TUTORIAL_PROFILE,
+                                  get_profile)
 from .executorch.program import load_program
 from .executor_runner.bundle_check import BundleCheck
 from .executor_runner.image import (check_program, default_image, ethosu_command_streams, ethosu_configurations,
@@ -51,7 +52,7 @@ RUNTIME_KERNELS = REGISTRY.unboxed()
 
 
 __all__ = ["check_config", "check_program", "default_image", "ethosu_command_streams", "ethosu_configurations",
-           "inspect_program", "main"]
+           "inspect_program", "main", "session"]
 
 
 class _Abort(Exception):
@@ -66,8 +67,9 @@ class Runner(BundleCheck):
         self.log = log.EtLog(self.console, bus)
         log.install(self.log)
         name = boot.runtime
-        if name == "auto":
-            name = TUTORIAL_PROFILE if boot.args.embedded else DEFAULT_PROFILE
+        if name == "auto":  # the semihosting build (a runner command line) is modelled by one profile only
+            name = (TUTORIAL_PROFILE if boot.args.embedded else
+                    SEMIHOSTING_PROFILE if boot.args.argv is not None else DEFAULT_PROFILE)
         self.profile_name = name
         self.profile = get_profile(name)
         self.msgs = self.profile["messages"]
@@ -106,6 +108,7 @@ class Runner(BundleCheck):
         self.argv = boot.args.argv if self.semi else None
         self.pte_addr = bool(self.profile.get("pte_addr_span")) and boot.args.model_from == "data"
         self.input_files = None  # [(path, bytes)] read by the semihosting main(), in argv order
+        self.server_mode = False  # --server_mode true: inferences on request from stdin (runner_server.py)
         self.file_alloc = None   # the semihosting runner's input_file_allocator
 
     # ------------------------------------------------------------------ helpers
@@ -131,8 +134,16 @@ class Runner(BundleCheck):
                            f"-C firmware.pools.method.size={-(-need // unit)}{name} (fvp inspect shows the planned "
                            f"memory)")
 
+    def checked(self, fn, *args):
+        """``fn(*args)`` under the runner's fatal checks: a failed ``ET_CHECK`` aborts the run."""
+        try:
+            return fn(*args)
+        except _Abort as e:
+            self.bus.abort(str(e))
+
     # ------------------------------------------------------------------ main
-    def main(self) -> int:
+    def main(self, until_ready: bool = False) -> int:
+        """``main()``; ``until_ready``: stop once the inputs are prepared (the session entry goes on from there)."""
         bus, boot = self.bus, self.boot
         self.perf.cpu_init()
         if self.driver is not None and not self.driver.init():
@@ -148,7 +159,8 @@ class Runner(BundleCheck):
             log.info(self.profile["pte_line"].format(addr=boot.model_address, magic=magic,
                                                      first=chr(head[0]) if head else "", size=boot.model_size))
             self.runner_init(image)
-            self.after_init()
+            if not until_ready:
+                self.after_init()
         except _Abort as e:
             bus.abort(str(e))
         return 0
@@ -190,7 +202,15 @@ class Runner(BundleCheck):
                     bus.exit(1)
             elif flag == "-o" and value is not None:
                 output = value
-            i += 2 if flag in ("-i", "-m", "-o") else 1
+            elif flag == "--server_mode":  # ExecuTorch main's semihosting server mode (runner_server.py)
+                if value is None:
+                    log.fatal(msgs["server_mode_missing"])
+                    bus.exit(1)
+                if value not in ("true", "false"):
+                    log.fatal(msgs["server_mode_invalid"].format(value=value))
+                    bus.exit(1)
+                self.server_mode = value == "true"
+            i += 2 if flag in ("-i", "-m", "-o", "--server_mode") else 1
         if output is None:
             log.fatal(msgs["missing_output"])
             bus.exit(1)
@@ -356,15 +376,16 @@ class Runner(BundleCheck):
             bus.work("memset_byte", t.nbytes)
             m.inputs_set[i] = True
 
-    def set_input_buffers(self) -> None:
+    def set_input_buffers(self, allocator=None) -> None:
         """``prepare_input_tensors`` of the semihosting runner: one file per input, read by ``main()``; a size
-        mismatch is logged and the loop goes on (the error is returned at the end)."""
+        mismatch is logged and the loop goes on (the error is returned at the end). The input EValue list comes
+        from ``allocator`` (the method allocator at start-up, the temp allocator in the server loop)."""
         m, msgs = self.method, self.msgs
         n = len(m.plan.inputs)
         if not (self.input_files and n == len(self.input_files)):
             log.error(msgs["wrong_inputs"])
             raise RuntimeFailure(Error.InvalidArgument, "input count")
-        m._alloc("EValue", n)
+        m._alloc("EValue", n, allocator)
         failed = False
         for i, (path, raw) in enumerate(self.input_files):
             t = m.input_tensor(i)
@@ -429,10 +450,20 @@ class Runner(BundleCheck):
                 self.method.set_input_bytes(i, v.data(self.bundle.buffer))
 
     # ------------------------------------------------------------------ run
-    def after_init(self) -> None:
+    def after_init(self, model_ok: bool | None = None, steps=None) -> None:
+        """Run the model, then the profile's ``after_run`` steps; given ``model_ok`` (the session entry's end),
+        only the ``steps`` given."""
         prof, msgs = self.profile, self.msgs
-        model_ok = self.run_model()
-        for step in prof["after_run"]:
+        if model_ok is None:
+            steps = prof["after_run"]
+            if self.server_mode:  # the inferences and their outputs happen on request; then the same ending
+                from .runner_server import run_model_server
+
+                model_ok = run_model_server(self)  # it verifies and logs its own "Model run"
+                steps = [s for s in steps if s not in ("inferences_finished", "outputs", "verify", "model_run_run")]
+            else:
+                model_ok = self.run_model()
+        for step in steps:
             if step == "inferences_finished":
                 log.info(prof["run_lines"]["finished"].format(n=self.inferences))
             elif step == "model_executed":
@@ -634,3 +665,15 @@ def main(bus, boot: BootInfo) -> int:
         return Runner(bus, boot).main()
     finally:
         log.install(None)  # the runner's console ends with the run (a later run or tool must not log to it)
+
+
+def session(bus, boot: BootInfo):
+    """The session entry (``fvp.machine.resident``): the runner kept alive between the host's inferences, each
+    run as the semihosting server mode's loop runs one, with the inputs and outputs handed over in memory
+    instead of files (``runner_server.serve``)."""
+    from .runner_server import serve
+
+    try:
+        return (yield from serve(Runner(bus, boot)))
+    finally:
+        log.install(None)

@@ -1,4 +1,4 @@
-"""fvp: an open model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65).
+"""fvp: an open model of Arm's Corstone-300 and Corstone-320 FVPs (Cortex-M55 + Ethos-U55/U65, Cortex-M85 + Ethos-U85).
 
 The hardware half of the simulator, in three rooms: ``fvp.machine`` (the simulated machine), ``fvp.boards``
 (the board files and the code that loads them) and ``fvp.host`` (the command-line tools around the machine);
@@ -45,3 +45,24 @@ if "numpy" in sys.modules and not _user_set:
         pass
 
 __version__ = "0.1.0"
+
+# The public Python API, imported on first use so that ``import fvp`` stays cheap (the console scripts and the
+# firmware image import nothing of it): ``fvp.Session`` (fvp/host/run/api.py) and what it returns and raises.
+_API = {"Session": "fvp.host.run.api", "Result": "fvp.host.run.api", "InferenceError": "fvp.host.run.api",
+        "SessionError": "fvp.host.run.api", "TensorSpec": "fvp.host.run.tensors", "InputError": "fvp.host.run.tensors",
+        "ConfigError": "fvp.errors"}
+
+
+def __getattr__(name):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fvp' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_API))

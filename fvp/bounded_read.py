@@ -31,6 +31,20 @@ class InputTooLarge(ConfigProblems):
     """A file is larger than what it can be (one line, exit status 2)."""
 
 
+def _open(path, label: str, kind: str):
+    """``path`` open for reading in binary; ``ConfigProblems`` with one line when it cannot be."""
+    if "\0" in str(path):
+        raise ConfigProblems([f"{label}: the file name contains a NUL byte"])
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise ConfigProblems([f"{label}: {kind} not found"]) from None
+    except IsADirectoryError:
+        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
+    except OSError as e:
+        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+
+
 def read_input(path, limit: int, *, label: str | None = None, kind: str = "file", why: str = "") -> bytes:
     """The bytes of ``path`` if there are at most ``limit`` of them; else ``InputTooLarge``.
 
@@ -39,16 +53,7 @@ def read_input(path, limit: int, *, label: str | None = None, kind: str = "file"
     """
     label = label or str(path)
     limit = max(0, int(limit))
-    if "\0" in str(path):
-        raise ConfigProblems([f"{label}: the file name contains a NUL byte"])
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConfigProblems([f"{label}: {kind} not found"]) from None
-    except IsADirectoryError:
-        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
-    except OSError as e:
-        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+    f = _open(path, label, kind)
     bound = f"{kind} is larger than {format_size(limit)} ({limit} bytes){': ' + why if why else ''}"
     with f:
         try:
@@ -91,14 +96,7 @@ def open_regular(path, limit: int, *, label: str | None = None, kind: str = "fil
     """``path`` open for reading in binary, if it is a regular file of at most ``limit`` bytes (a pipe or device
     has no size, and what its headers claim cannot be sought in); else ``ConfigProblems``, one line."""
     label = label or str(path)
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConfigProblems([f"{label}: {kind} not found"]) from None
-    except IsADirectoryError:
-        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
-    except OSError as e:
-        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+    f = _open(path, label, kind)
     st = os.fstat(f.fileno())
     if stat.S_ISREG(st.st_mode) and st.st_size <= limit:
         return f

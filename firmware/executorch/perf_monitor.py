@@ -48,6 +48,7 @@ class PerfMonitor:
         self.backend_cycles = 0
         self.npu_wait_cycles = 0
         self.start_cycles = 0
+        self.report: dict = {}  # the figures of the last StopMeasurements
         self._begin_cpu = 0
         self._exec_begin = 0
 
@@ -122,6 +123,11 @@ class PerfMonitor:
         print). Per-inference figures divide by ``num_inferences`` as a C double does (by 0: inf or nan)."""
         cycle_count = self._cycles_since(self.start_cycles)
         msgs = self.profile["messages"]
+        # what the block reports, as numbers (the session entry hands them to the host with each inference)
+        self.report = {"inferences": num_inferences, "cpu_cycles": cycle_count, "backend_cycles": self.backend_cycles,
+                       "npu_wait_cycles": self.npu_wait_cycles, "delegations": self.delegations,
+                       "pmu_cycles": self.pmu_cycles,
+                       "pmu_events": dict(zip(self.event_names, self.event_counts))}
 
         def info(key: str, **values) -> None:  # logged as a line of stop(), where it is called
             out = log.current()

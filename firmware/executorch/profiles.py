@@ -266,6 +266,12 @@ PROFILES["executorch-main-cff6f4dd"] = dict(
         reading_pte="Reading pte model from file {path}",
         reading_pte_failed="Reading pte model from file {path} failed.",
         missing_output="Missing required -o output_basename",
+        # --server_mode (run_model_server, #21913): the loop that runs one inference per line read from stdin
+        server_mode_missing="--server_mode requires true or false",
+        server_mode_invalid="Invalid --server_mode value: {value}",
+        server_mode="Running in semihosting server mode.",
+        server_reload_failed="Could not reload inputs: 0x{status:x}",
+        server_done="SERVER_INFERENCE_DONE {n}",
         wrong_inputs="Wrong number of inputs allocated compared to method",
         input_file_stat="input_file_allocator_used: {used} / {size} free: {free} ( used: {pct} % ) ",
         pte_program_size_addr="model_pte_program_size:     {size} bytes. (pte size unknown when not baked into elf)",
@@ -279,6 +285,9 @@ ETDUMP_DEBUG_FLAG = "--debug_buffer_path debug_buffer.bin"
 
 DEFAULT_PROFILE = "executorch-1.5"
 TUTORIAL_PROFILE = "executorch-pr12353"
+# ``auto`` for a runner started with a semihosting command line (cpu0.semihosting-cmd_line): the one profile that
+# models the semihosting build (argv, the input file pool, --server_mode, _exit(0))
+SEMIHOSTING_PROFILE = "executorch-main-cff6f4dd"
 
 
 def get_profile(name: str) -> dict:

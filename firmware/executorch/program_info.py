@@ -104,6 +104,15 @@ def _quantization(plan) -> tuple[dict, dict]:
     return q_in, dq_out
 
 
+def io_description(plan) -> tuple[list, list]:
+    """The method's inputs and outputs as ``fvp inspect`` lists them: per value its kind and, for a tensor, dtype,
+    shape, dim order, bytes, name, and the quantization the program applies to it (or None)."""
+    q_in, dq_out = _quantization(plan)
+    inputs = [dict(_value_info(plan, vi), quantization=q_in.get(vi)) for vi in plan.inputs]
+    outputs = [dict(_value_info(plan, vi), quantization=dq_out.get(vi)) for vi in plan.outputs]
+    return inputs, outputs
+
+
 def _vela_flags(specs: dict) -> dict:
     """The NPU configuration a delegate's compile specs name: ``target``, ``system_config``, ``memory_mode`` (None
     where not recorded), from Vela's flags in ``compile_flags`` (the ``target`` spec when the flags have none)."""
@@ -152,17 +161,7 @@ def _method_info(program, plan, kernels, profile, bundle) -> dict:
             op_calls[ins.op_index] += 1
         elif ins.kind == "DelegateCall":
             delegate_calls[ins.delegate_index] += 1
-    q_in, dq_out = _quantization(plan)
-    inputs = []
-    for vi in plan.inputs:
-        info = _value_info(plan, vi)
-        info["quantization"] = q_in.get(vi)
-        inputs.append(info)
-    outputs = []
-    for vi in plan.outputs:
-        info = _value_info(plan, vi)
-        info["quantization"] = dq_out.get(vi)
-        outputs.append(info)
+    inputs, outputs = io_description(plan)
     operators = [{"name": op.full_name, "calls": op_calls[i], "available": op.full_name in kernels}
                  for i, op in enumerate(plan.operators)]
     delegates = [_delegate_info(program, d, i, delegate_calls[i]) for i, d in enumerate(plan.delegates)]

@@ -192,6 +192,15 @@ class Runner:
         return 0
 
     def run(self) -> None:
+        self.boot_up()
+        self.prepare_inputs(self.model, self.interp)
+        self.infer()
+        self.write_outputs(self.model, self.interp)
+        self.info("Inference completed.")
+        self.console.write(b"\x04")
+
+    def boot_up(self) -> None:
+        """Everything before the inputs: the model, the driver, the interpreter, its tensors."""
         bus, boot = self.bus, self.boot
         self.info("Arm ML embedded code samples: inference_runner (Python TFLite Micro counterpart, tflm_inference_runner)")
         if boot.model_address is None or not boot.model_size:
@@ -226,24 +235,24 @@ class Runner:
             interp.allocate_tensors()
         except InterpreterError as e:
             self.fail("Failed to initialise model", self._interpreter_failed(e, "tensor allocation failed!"))
-        self.interp = interp
+        self.interp, self.model = interp, model
         if self.tensor_info:
             self.log_interpreter_info(model, interp)
-        self.prepare_inputs(model, interp)
+
+    def infer(self) -> dict:
+        """One inference between the profiler's start and stop, its results and profile printed; the counters."""
+        bus = self.bus
         if self.profiler is not None:
             self.profiler.init()
         c0 = bus.cpu_cycles()
         try:
-            interp.invoke()
+            self.interp.invoke()
         except InterpreterError as e:
             raise _Stop(self._interpreter_failed(e, "Invoke failed.", "Inference failed.")) from None
         cpu = bus.cpu_cycles() - c0
         self.info("Final results:")
         self.info("Total number of inferences: 1")
-        self.print_profile(cpu)
-        self.write_outputs(model, interp)
-        self.info("Inference completed.")
-        self.console.write(b"\x04")
+        return self.print_profile(cpu)
 
     def _interpreter_failed(self, e: InterpreterError, *then: str) -> str:
         """The interpreter's error lines, then the application's (``then``); the reason the run stopped."""
@@ -305,7 +314,8 @@ class Runner:
                 dst[:] = newlib_rand_bytes(t.nbytes)
             self.bus.work("memset_byte", t.nbytes)
 
-    def print_profile(self, cpu: int) -> None:
+    def print_profile(self, cpu: int) -> dict:
+        """The profile block; returns its figures (the session entry hands them to the host)."""
         c = self.profiler.counters() if self.profiler is not None else None
         self.info("Profile for Inference:")
         rows = []
@@ -329,6 +339,14 @@ class Runner:
                 self.info(f"{name}: {value} {unit}")
             else:
                 self.info(f"{name} {unit}: {value}")
+        events = {}
+        if c is not None and self.profiler.family == "u85":  # the counted events by their PMU names
+            events = {"NPU_ACTIVE": c["active"], **{n: c[n] for n in U85_BEATS}}
+        elif c is not None:
+            events = {"NPU_IDLE": c["idle"], "AXI0_RD_DATA_BEAT_RECEIVED": c["axi0_rd"],
+                      "AXI0_WR_DATA_BEAT_WRITTEN": c["axi0_wr"], "AXI1_RD_DATA_BEAT_RECEIVED": c["axi1_rd"]}
+        return {"cpu_cycles": cpu, "pmu_cycles": c["total"] if c else 0, "npu_active_cycles": c["active"] if c else 0,
+                "pmu_events": events}
 
     def write_outputs(self, model, interp) -> None:
         base = self.boot.args.output
@@ -366,3 +384,51 @@ def check_program(image: bytes, inputs: int = 0) -> str | None:
 def main(bus, boot: BootInfo) -> int:
     """The reset handler."""
     return Runner(bus, boot).main()
+
+
+def _tensor_info(t, index: int) -> dict:
+    quant = None
+    if t.scale.size:
+        quant = {"scale": [float(x) for x in t.scale], "zero_point": [int(z) for z in t.zero_point],
+                 "quantized_dimension": int(t.quantized_dimension)}
+        if t.scale.size == 1:
+            quant.update(scale=quant["scale"][0], zero_point=quant["zero_point"][0])
+    return {"index": index, "kind": "Tensor", "dtype": t.type_name, "numpy_dtype": np.dtype(t.dtype).str,
+            "shape": [int(d) for d in t.shape], "dim_order": list(range(len(t.shape))), "nbytes": int(t.nbytes),
+            "name": t.name or None, "quantization": quant}
+
+
+def session(bus, boot: BootInfo):
+    """The session entry (``fvp.machine.resident``): the application kept alive between the host's inferences,
+    each run as MLEK's inference loop runs one (the inputs written into the arena, the profiler reset and
+    started, ``Invoke``, the profile block), with the inputs and outputs handed over in memory. Ends with
+    ``Inference completed.`` and EOT."""
+    r = Runner(bus, boot)
+    try:
+        r.boot_up()
+    except _Stop as e:
+        bus.abort(str(e))
+    model, interp = r.model, r.interp
+    request = yield {"image": "tflm_inference_runner", "method": "main", "runtime": r.log_format, "bundled": False,
+                     "inputs": [_tensor_info(model.tensors[ti], k) for k, ti in enumerate(model.inputs)],
+                     "outputs": [_tensor_info(model.tensors[ti], k) for k, ti in enumerate(model.outputs)]}
+    while request is not None:
+        try:
+            if len(request) != len(model.inputs):
+                r.fail(f"{len(request)} inputs given, the model has {len(model.inputs)}", "wrong number of inputs")
+            for k, ti in enumerate(model.inputs):
+                t = model.tensors[ti]
+                if request[k] is None:
+                    continue
+                if len(request[k]) != t.nbytes:
+                    r.fail(f"input {k}: {len(request[k])} bytes, the tensor needs {t.nbytes}", f"input {k}: size")
+                bus.view(interp.address(ti), t.nbytes)[:] = np.frombuffer(request[k], np.uint8)
+                bus.work("memcpy_byte", t.nbytes)
+            figures = r.infer()
+        except _Stop as e:
+            bus.abort(str(e))
+        outs = [bus.read(interp.address(ti), model.tensors[ti].nbytes) for ti in model.outputs]
+        request = yield dict(figures, outputs=outs)
+    r.info("Inference completed.")
+    r.console.write(b"\x04")
+    return 0

@@ -77,6 +77,7 @@ def child_main(argv) -> int:
     ap.add_argument("--target", default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("-C", dest="overrides", action="append", default=[])
+    ap.add_argument("--session", type=int, default=0)
     a = ap.parse_args(argv)
     from .programs.program_board import resolve
 
@@ -117,8 +118,41 @@ def child_main(argv) -> int:
                npu_cycles=npu_cycles, macs=macs, peak_rss_bytes=rss, gemm_macs_per_s=rate,
                gemm_ref_s=macs / rate, gemm_macs_per_cpu_s=cpu_rate, gemm_ref_cpu_s=macs / cpu_rate,
                runs_s=times, runs_cpu_s=cpu, blas_threads=os.environ.get("OPENBLAS_NUM_THREADS", ""))
+    if a.session:
+        row.update(_session_figures(model, Path(a.model).name, a, a.session))
     print(json.dumps(row))
     return 0
+
+
+SESSION_WARMUP_CPU_S = 1.0  # a session's warm-up: at least 3 inferences and this much CPU time (a long run's
+# state: the NPU engine's kernels for every size once a process has pushed 8M elements through them)
+
+
+def _session_figures(model: bytes, name: str, a, n: int) -> dict:
+    """Per inference in a session (``fvp.Session``): ``n`` inferences of the runner's own inputs on one booted
+    machine after a warm-up (at least 3 inferences and ``SESSION_WARMUP_CPU_S`` of CPU), each timed in wall and
+    CPU seconds; and the boot."""
+    from .run.api import Session
+
+    t, c = time.perf_counter(), time.process_time()
+    s = Session(model, board=a.board, target=a.target, overrides=a.overrides, name=name)
+    boot = (time.perf_counter() - t, time.process_time() - c)
+    try:
+        warm, c = 0, time.process_time()
+        while warm < 3 or time.process_time() - c < SESSION_WARMUP_CPU_S:
+            s.run()
+            warm += 1
+        times, cpu = [], []
+        for _ in range(n):
+            t, c = time.perf_counter(), time.process_time()
+            s.run()
+            times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+    finally:
+        s.close()
+    return {"session_n": n, "session_warmup": warm, "session_boot_s": boot[0], "session_boot_cpu_s": boot[1],
+            "session_median_s": statistics.median(times), "session_min_s": min(times),
+            "session_median_cpu_s": statistics.median(cpu), "session_mean_cpu_s": statistics.fmean(cpu)}
 
 
 def _board_args(board, target, overrides, board_flag="-c") -> list:
@@ -132,8 +166,9 @@ def _board_args(board, target, overrides, board_flag="-c") -> list:
     return out
 
 
-def _child(model: Path, board, target, repeat: int, overrides) -> dict:
-    cmd = [sys.executable, "-m", "fvp.host.bench", "--child", str(model), "--repeat", str(repeat)]
+def _child(model: Path, board, target, repeat: int, overrides, session: int = 0) -> dict:
+    cmd = [sys.executable, "-m", "fvp.host.bench", "--child", str(model), "--repeat", str(repeat),
+           "--session", str(session)]
     cmd += _board_args(board, target, [], board_flag="--board")
     for o in overrides:
         cmd += ["-C", o]
@@ -210,6 +245,12 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--child":
         return child_main(argv[1:])
+    a = build_parser().parse_args(argv)
+    return _bench(a)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``fvp bench``'s command line."""
     ap = argparse.ArgumentParser(prog="fvp bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("programs", nargs="*", help=f"programs (default: {', '.join(DEFAULT_PROGRAMS)} from --corpus)")
     ap.add_argument("--corpus", type=Path, default=_default_corpus(), help="directory of the default programs")
@@ -219,11 +260,16 @@ def main(argv=None) -> int:
     ap.add_argument("--target", default=None, help="the default board of an NPU, as for `fvp run`")
     ap.add_argument("-C", dest="overrides", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--no-process", action="store_true", help="skip the new-process (cold/warm cache) timings")
+    ap.add_argument("--session", type=int, default=50, metavar="N",
+                    help="also time N inferences of each program in one fvp.Session (0: skip; default 50)")
     ap.add_argument("--process-model", default=None, help="program for the new-process timings (default: first)")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--elf", action="append", default=[], metavar='"APP.elf [ARG...]"',
                     help="time `fvp run APP.elf -- ARG...` (its own code on QEMU) instead of programs; repeatable")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def _bench(a) -> int:
     if a.elf:
         return _bench_elfs(a)
     if a.board and a.target:
@@ -237,7 +283,7 @@ def main(argv=None) -> int:
     rows, failed = [], False
     for prog in programs:
         try:
-            row = _child(prog, a.board, a.target, a.repeat, a.overrides)
+            row = _child(prog, a.board, a.target, a.repeat, a.overrides, a.session)
         except RuntimeError as e:
             row = {"model": prog.name, "error": str(e)}
         rows.append(row)
@@ -258,6 +304,16 @@ def main(argv=None) -> int:
         r["ratio_to_gemm_ref"] = ratio
         r["cpu_ratio_to_gemm_ref"] = ratio_cpu
     ok_rows = [r for r in rows if "error" not in r]
+    sess = [r for r in ok_rows if "session_median_s" in r]
+    if sess:
+        print(f"\nper inference in a session (fvp.Session: the runner booted once, then {sess[0]['session_n']} "
+              f"inferences after a warm-up of at least 3 inferences and {SESSION_WARMUP_CPU_S:g} s CPU):")
+        print(f"{'program':34s} {'median ms':>9s} {'CPU ms':>7s} {'min ms':>7s} {'mean CPU ms':>11s} {'boot s':>7s} "
+              f"{'CPU s':>6s}")
+        for r in sess:
+            print(f"{r['model']:34s} {1e3 * r['session_median_s']:9.2f} {1e3 * r['session_median_cpu_s']:7.2f} "
+                  f"{1e3 * r['session_min_s']:7.2f} {1e3 * r['session_mean_cpu_s']:11.2f} {r['session_boot_s']:7.2f} "
+                  f"{r['session_boot_cpu_s']:6.2f}")
     if ok_rows:
         print(f"GEMM reference: float64 matrix product at {ok_rows[0]['gemm_macs_per_s'] / 1e9:.2f} GMAC/s wall, "
               f"{ok_rows[0]['gemm_macs_per_cpu_s'] / 1e9:.2f} GMAC/s CPU in each child, BLAS threads "

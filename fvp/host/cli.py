@@ -23,8 +23,11 @@ from .run import command as run_command
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="fvp",
-        description="An open, cycle-approximate model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65) "
-                    "that runs ExecuTorch programs (.pte/.bpte) with a Python arm_executor_runner.")
+        description="An open, cycle-approximate model of Arm's Corstone-300 and Corstone-320 FVPs (Cortex-M55 + "
+                    "Ethos-U55/U65, Cortex-M85 + Ethos-U85) that runs ExecuTorch programs (.pte/.bpte) with a Python "
+                    "arm_executor_runner and Vela-compiled TFLite Micro models (.tflite) with a Python TFLite Micro "
+                    "runner; the FVP drop-ins (FVP_Corstone_SSE-300_Ethos-U55/-U65, FVP_Corstone_SSE-320) take "
+                    "Arm's FVP command line.")
     parser.add_argument("--version", action="version", version=f"fvp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -50,8 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
                                      "program resolves to (as fvp run resolves it), so FVP_Corstone_SSE-300_Ethos-U55 "
                                      "(FVP_Corstone_SSE-320 for an Ethos-U85 program) -a FILE runs it. The ELF holds "
                                      "no Cortex-M code (Arm's FVP cannot run it). A .tflite gets an ML Embedded "
-                                     "Evaluation Kit application's layout (nn_model, the tensor arena activationBuf).")
-    elf.add_argument("model", metavar="MODEL", help="a .pte, .bpte or .tflite file")
+                                     "Evaluation Kit application's layout (nn_model, the tensor arena activationBuf). "
+                                     "Without MODEL: a semihosting runner (the program comes from -m on the drop-in's "
+                                     "semihosting command line). Every -C is written into the ELF (pools, placements, "
+                                     "the ETDump build: firmware.options.etdump/etdump_debug) or refused.")
+    elf.add_argument("model", metavar="MODEL", nargs="?",
+                     help="a .pte, .bpte or .tflite file; none: a semihosting runner, whose program the drop-in "
+                          "reads from the host (-C cpu0.semihosting-cmd_line='executor_runner -m program.pte ...'), "
+                          "as ExecuTorch's test harness runs it (docs/executorch-tests.md)")
     elf.add_argument("-o", "--output", required=True, metavar="FILE", help="the ELF to write")
     add_board_options(elf)
 
@@ -100,7 +109,8 @@ def cmd_elf(args) -> int:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
     from .dropin.elf_writer import write_runner_elf
 
-    return write_runner_elf(read_checked_program(args.model), os.path.basename(args.model), args.output, board=args.board,
+    program = read_checked_program(args.model) if args.model else None
+    return write_runner_elf(program, os.path.basename(args.model or "semihosting"), args.output, board=args.board,
                             target=args.target, overrides=args.overrides,
                             note=lambda line: print(line, file=sys.stderr))
 
@@ -160,6 +170,8 @@ def main(argv=None) -> int:
         argv, app_args = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
     if args.command == "run":
+        if args.app_args:  # words after MODEL without --
+            parser.error(f"unrecognized arguments: {' '.join(args.app_args)}")
         args.app_args = app_args
     if args.command is None:
         parser.print_help()

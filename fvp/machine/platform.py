@@ -11,6 +11,7 @@ FVP's own closing lines, ``--stat`` and the exit status are the host's (``fvp.ho
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -61,6 +62,60 @@ class _Sink:
         self.target.flush()
 
 
+class _PacedPipe(_Sink):
+    """The console on a pipe with the UART's ``unbuffered_output``: each line is pushed through the pipe and the
+    simulation waits (at most ``PACE_S``) until the reader has taken it. Arm's FVP prints such a console a
+    character at a time as the CPU runs its putc loop, so a reader that selects on the pipe and reads a line at
+    a time (ExecuTorch's ``FvpRunnerSession``, waiting for ``SERVER_INFERENCE_DONE``) always keeps up; lines that
+    reached such a reader in one chunk would wait in its buffer while it waits on the pipe. A reader that does
+    not keep up within ``PACE_S`` turns the pacing off for the rest of the run. Linux reads what a pipe holds
+    with FIONREAD; where that is not available the console is not paced."""
+
+    PACE_S = 1.0
+
+    def __init__(self, target, fd: int):
+        super().__init__(target)
+        self.fd = fd
+        self.pacing = True
+
+    def write(self, data: bytes) -> None:
+        self.target.write(data)
+        if b"\n" in data and self.pacing:
+            self.target.flush()
+            self._wait_until_read()
+
+    def _wait_until_read(self) -> None:
+        import array
+        import fcntl
+        import termios
+
+        held = array.array("i", [0])
+        deadline = time.monotonic() + self.PACE_S
+        while True:
+            try:
+                fcntl.ioctl(self.fd, termios.FIONREAD, held)
+            except OSError:
+                self.pacing = False
+                return
+            if held[0] <= 0:
+                return
+            if time.monotonic() > deadline:
+                self.pacing = False
+                return
+            time.sleep(0.0002)
+
+
+def _stdout_pipe_fd() -> int | None:
+    """stdout's file descriptor when it is a pipe (Linux and the like), else None."""
+    import stat
+
+    try:
+        fd = sys.stdout.fileno()
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) and sys.platform.startswith("linux") else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _binary_stdout():
     return getattr(sys.stdout, "buffer", None) or _TextAsBinary(sys.stdout)
 
@@ -96,9 +151,11 @@ class Platform:
                  args: RunArgs | None = None, data_files: list[tuple[bytes, int]] = (), out=None,
                  host_cwd: str | None = None, cycle_limit: int | None = None, time_limit: float | None = None,
                  strict: bool | None = None, quiet_guest: bool = False, console=None,
-                 read_limit: int | None = None, host_files: dict | None = None, check_stream: str | None = None):
+                 read_limit: int | None = None, host_files: dict | None = None, check_stream: str | None = None,
+                 stdin=None):
         """``read_limit`` bounds the firmware's semihosting reads; ``host_files`` (host path -> bytes) are the
-        input files the host read before the run (``fvp.host.run.session.build`` reads the command line's)."""
+        input files the host read before the run (``fvp.host.run.session.build`` reads the command line's);
+        ``stdin`` is the semihosting terminal's input (a binary stream; default the host's stdin)."""
         self.spec = spec
         npu = spec.npu
         self.check_stream = check_stream or (getattr(npu, "check_stream", None) if npu else None) or "off"
@@ -153,7 +210,8 @@ class Platform:
                 raise ConfigError(f"--data @0x{addr:x}: {e}") from None
             self._loaded(addr, len(data))
         self.port = BusPort(self.bus, self.sim, self.cpu, self.nvic, guest_log=self._guest_error, cmdline=(args or RunArgs()).argv, host_cwd=host_cwd,
-                            read_limit=read_limit, host_files=host_files, written=self.written)
+                            read_limit=read_limit, host_files=host_files, written=self.written, stdin=stdin,
+                            before_input=self._flush_console)
         self.boot_info = self._boot_info(model_name, args or RunArgs())
 
     # ------------------------------------------------------------------ construction
@@ -169,7 +227,8 @@ class Platform:
             if self.console is not None:
                 sink = _Sink(self.console)
             elif target in ("-", "", None):
-                sink = _Sink(_binary_stdout())
+                fd = _stdout_pipe_fd() if p["unbuffered_output"] else None
+                sink = _Sink(_binary_stdout()) if fd is None else _PacedPipe(_binary_stdout(), fd)
             else:  # a board file may not replace files or write anywhere (fvp.boards.outputs)
                 f = open_output(self.spec, f"devices.{d.name}.out_file", target)
                 self._uart_files.append(f)
@@ -251,6 +310,16 @@ class Platform:
         out.write(line + "\n")
         out.flush()
 
+    def _flush_console(self) -> None:
+        """The UARTs' pending output pushed through to the host (before the firmware waits for the host)."""
+        self._flush_uarts()
+        for dev in self.devices.values():
+            if isinstance(dev, CmsdkUart):
+                try:
+                    dev.sink.flush()
+                except (AttributeError, OSError, ValueError):
+                    pass
+
     def _flush_uarts(self) -> None:
         for dev in self.devices.values():
             if isinstance(dev, CmsdkUart):
@@ -270,19 +339,56 @@ class Platform:
             rc = cpu.run(self) if hasattr(cpu, "run") else cpu(self.port, self.boot_info)
             rc = int(rc or 0)
             reason, message = StopReason.EXIT, str(rc)
-        except SimulationStop as s:
-            reason, message = s.reason, s.message
-        except FvpError as e:
-            reason, message = StopReason.ERROR, str(e)
-        except Exception as e:  # a bug in the firmware model: one line, never a traceback (unless FVP_DEBUG)
-            if os.environ.get("FVP_DEBUG"):
-                raise
-            reason, message = StopReason.CRASH, f"{type(e).__name__}: {e}"
+        except (SimulationStop, Exception) as e:  # noqa: BLE001 - classified (or re-raised under FVP_DEBUG)
+            reason, message = self.stop_reason(e)
         self._flush_uarts()
         return RunResult(reason=reason, message=message, sim_time_ps=self.sim.now_ps, cpu_cycles=self.sim.cpu_cycles,
                          charged_cpu_cycles=self.sim.charged_cpu_cycles, wall_seconds=time.monotonic() - t0,
                          cpu_seconds=time.process_time() - c0, npu_streams=self.npu_streams(),
                          guest_errors=list(self.guest_errors), layout=dict(self.layout))
+
+    @staticmethod
+    def stop_reason(e: BaseException) -> tuple[str, str]:
+        """Why a firmware entry that raised ``e`` stopped the simulation: a ``SimulationStop``'s reason, an
+        ``FvpError`` (``error``), anything else a bug in the firmware model (``crash``: one line, never a
+        traceback, unless ``FVP_DEBUG`` is set, which re-raises it)."""
+        if isinstance(e, SimulationStop):
+            return e.reason, e.message
+        if isinstance(e, FvpError):
+            return StopReason.ERROR, str(e)
+        if os.environ.get("FVP_DEBUG"):
+            raise e
+        return StopReason.CRASH, f"{type(e).__name__}: {e}"
+
+    def flush_uarts(self) -> None:
+        """Push the UARTs' pending output to their sinks (a resident firmware's step ends with it)."""
+        self._flush_uarts()
+
+    def console_mark(self) -> int | None:
+        """Where the captured console (``console=BytesIO()``) stands now; None when the UART output is not
+        captured."""
+        self._flush_uarts()
+        return self.console.tell() if isinstance(self.console, io.BytesIO) else None
+
+    def console_since(self, mark: int | None) -> bytes:
+        """The captured UART output since ``mark``, taken out of the buffer (a long session holds none)."""
+        self._flush_uarts()
+        if mark is None or not isinstance(self.console, io.BytesIO):
+            return b""
+        data = self.console.getvalue()[mark:]
+        self.console.seek(0)
+        self.console.truncate()
+        return data
+
+    def take_npu_streams(self) -> list:
+        """The NPU's stream records so far, taken out of the devices (the next step starts with none)."""
+        out = []
+        for dev in self.devices.values():
+            recs = getattr(dev, "streams", None)
+            if recs:
+                out.extend(recs)
+                recs.clear()
+        return out
 
     def close(self) -> None:
         """Close the UART output files and give back the memories. A platform holds reference cycles (devices

@@ -26,7 +26,8 @@ from .sim import Simulator
 class BusPort:
     def __init__(self, bus: Bus, sim: Simulator, cpu: CpuCostModel, nvic: InterruptController, *,
                  guest_log=None, cmdline: list[str] | None = None, host_cwd: str | None = None,
-                 read_limit: int | None = None, host_files: dict | None = None, written=None):
+                 read_limit: int | None = None, host_files: dict | None = None, written=None, stdin=None,
+                 before_input=None):
         self._bus = bus
         self._written = written  # fvp.machine.written.WrittenMap under --check-stream, else None
         self._sim = sim
@@ -40,8 +41,13 @@ class BusPort:
         # copied into it; files named on the command line were read once, before the run (host path -> bytes)
         self._read_limit = read_limit if read_limit is not None else 1 << 32
         self._host_files = dict(host_files or {})
+        # the semihosting terminal's input (SYS_READ on ":tt"): a binary stream, the host's stdin by default;
+        # ``before_input`` pushes the console's pending output first (what the host reads before it answers)
+        self._stdin = stdin
+        self._before_input = before_input or (lambda: None)
         self._mmio = cpu.cost_of("mmio")
         self.trace_events: list = []  # (time_ps, phase "B"/"E", category, name) from the firmware's trace hook
+        self.sleeps: list = []  # (start_ps, end_ps) of every WFI that slept: where the CPU did no work
 
     # ---------------------------------------------------------------- registers and memory
     def read32(self, addr: int) -> int:
@@ -129,12 +135,18 @@ class BusPort:
 
     def wait_for_interrupt(self) -> int:
         """WFI: sleep until an interrupt is pending; returns its number (and clears it, like taking it)."""
-        while True:
-            n = self._nvic.take()
-            if n is not None:
-                return n
-            if not self._sim.run_next_event():
-                raise SimulationStop(StopReason.DEADLOCK, "the CPU waits for an interrupt but no device has an event pending")
+        start = self._sim.now_ps
+        try:
+            while True:
+                n = self._nvic.take()
+                if n is not None:
+                    return n
+                if not self._sim.run_next_event():
+                    raise SimulationStop(StopReason.DEADLOCK,
+                                         "the CPU waits for an interrupt but no device has an event pending")
+        finally:
+            if self._sim.now_ps > start:
+                self.sleeps.append((start, self._sim.now_ps))
 
     def cpu_cycles(self) -> int:
         return self._sim.cpu_cycles
@@ -149,7 +161,7 @@ class BusPort:
     def host_read_file(self, path: str) -> bytes | None:
         """SYS_OPEN + SYS_READ of a host file; None if it cannot be opened (or is larger than any memory)."""
         hp = self.host_path(path)
-        data = self._host_files.get(hp)
+        data = self._host_files.pop(hp, None)  # read once, before the run; a later read sees the file as it is
         if data is None:
             try:
                 data = read_input(hp, self._read_limit)
@@ -163,6 +175,31 @@ class BusPort:
         file renamed into place when complete, so a failed write leaves what was there). Returns the
         ``WriteResult`` (``opened``, ``written``, ``errno``, ``strerror``; ``ok``)."""
         return write_file(self.host_path(path), data)
+
+    def host_read_line(self, size: int, *, charged: bool = True) -> bytes | None:
+        """``fgets(line, size, stdin)`` on the semihosting terminal: at most ``size - 1`` bytes, up to and
+        including a newline; None at the end of the input. The console's pending output is flushed first (a
+        host waiting for a line of it before it writes the next request sees it). Blocks until the host
+        writes, as the FVP does. ``charged``: the copy costs CPU cycles (not for a CPU engine that counts its own
+        instructions)."""
+        self._before_input()
+        stream = self._stdin if self._stdin is not None else getattr(sys.stdin, "buffer", None)
+        if stream is None or size < 2:
+            return None
+        try:
+            line = stream.readline(size - 1)
+        except (OSError, ValueError):  # a closed or unreadable stdin is the end of the input
+            return None
+        if isinstance(line, str):
+            line = line.encode("utf-8", "replace")
+        if charged:
+            self._cpu.charge("memcpy_byte", len(line))
+        return line or None
+
+    def take_trace_events(self) -> list:
+        """The trace marks so far, taken out (a resident firmware's step hands out its own)."""
+        events, self.trace_events = self.trace_events, []
+        return events
 
     def exit(self, code: int = 0) -> None:
         """SYS_EXIT: end the simulation with an application exit code."""

@@ -82,6 +82,16 @@ class Simulator:
         self.now_ps = max(self.now_ps, t_ps)
         self.check_limits()
 
+    def idle_fraction(self) -> float:
+        """The part of a CPU cycle of work charged but not yet counted as a whole cycle."""
+        return self._frac_cycles
+
+    def idle_until(self, t_ps: int, fraction: float) -> None:
+        """The CPU waits, doing no work, until ``t_ps`` (events due by then fire); its unfinished cycle of
+        work is ``fraction`` afterwards. For a firmware that waits on the host (``fvp.machine.resident``)."""
+        self.advance_to(t_ps)
+        self._frac_cycles = fraction
+
     def check_limits(self) -> None:
         if self.cycle_limit is not None and self.cpu_cycles > self.cycle_limit:
             raise SimulationStop(StopReason.CYCLE_LIMIT)

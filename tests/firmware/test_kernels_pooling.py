@@ -32,3 +32,39 @@ def test_adaptive_avg_pool2d():
     fails(h, "aten::_adaptive_avg_pool2d.out", [h.tensor(x), h.ints([0, 2])], [h.tensor(shape=(2, 3, 0, 2))])
     fails(h, "aten::_adaptive_avg_pool2d.out", [h.tensor(x.astype(np.int32)), h.ints([3, 2])],
           [h.tensor(shape=(2, 3, 3, 2), dtype=np.int32)])
+
+
+def _avg_pool2d_loops(x, k, s, p, ceil, include_pad, divisor):
+    """The C++ kernel's loops, window by window: a float32 sum of the window's in-bounds taps in row order from
+    0, divided by the divisor, the padded window's size or the in-bounds count."""
+    from firmware.executorch.kernels.portable.pooling import _pool_bounds
+
+    n, c, h, w = x.shape
+    oh, ow = _pool_bounds(h, k[0], s[0], p[0], ceil), _pool_bounds(w, k[1], s[1], p[1], ceil)
+    out = np.zeros((n, c, oh, ow), np.float32)
+    for b, ch, oy, ox in np.ndindex(n, c, oh, ow):
+        y0, x0 = oy * s[0] - p[0], ox * s[1] - p[1]
+        y1, x1 = min(y0 + k[0], h + p[0]), min(x0 + k[1], w + p[1])
+        acc, count = np.float32(0), 0
+        for iy in range(max(y0, 0), min(y1, h)):
+            for ix in range(max(x0, 0), min(x1, w)):
+                acc = np.float32(acc + x[b, ch, iy, ix])
+                count += 1
+        d = divisor if divisor else ((y1 - y0) * (x1 - x0) if include_pad else count)
+        out[b, ch, oy, ox] = np.float32(acc / np.float32(d))
+    return out
+
+
+@pytest.mark.parametrize("k,s,p,ceil,include_pad,divisor", [
+    ((3, 3), (2, 2), (1, 1), False, True, None), ((3, 2), (2, 3), (1, 0), True, False, None),
+    ((2, 2), (1, 1), (0, 1), True, True, 3), ((5, 4), (5, 4), (0, 0), False, False, None),
+    ((3, 3), (3, 3), (1, 1), True, False, None)])
+def test_avg_pool2d_sums_every_window_as_the_loops_do(k, s, p, ceil, include_pad, divisor):
+    rng = np.random.default_rng(sum(k) + sum(s))
+    x = (rng.standard_normal((2, 3, 9, 8)) * 1e3).astype(np.float32)
+    x[0, 1, 2, 3], x[1, 2, 0, 0] = np.nan, -np.inf
+    want = _avg_pool2d_loops(x, k, s, p, ceil, include_pad, divisor)
+    h = Harness()
+    (got,) = run(h, "aten::avg_pool2d.out", [h.tensor(x), h.ints(list(k)), h.ints(list(s)), h.ints(list(p)), ceil,
+                                             include_pad, divisor], [h.tensor(shape=want.shape)])
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

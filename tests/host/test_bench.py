@@ -7,14 +7,17 @@ from testutil import CORPUS, run_fvp
 
 def test_bench_smoke(tmp_path):
     out_json = tmp_path / "bench.json"
-    rc, out, err = run_fvp("bench", CORPUS / "add_u55-128.bpte", "--repeat", "1", "--no-process", "--json", out_json)
+    rc, out, err = run_fvp("bench", CORPUS / "add_u55-128.bpte", "--repeat", "1", "--no-process", "--session", "2",
+                           "--json", out_json)
     assert rc == 0, err
     assert "add_u55-128.bpte" in out and "MMAC/s" in out and "x ref" in out
+    assert "per inference in a session (fvp.Session: the runner booted once, then 2 inferences after a warm-up" in out
     data = json.loads(out_json.read_text())
     (row,) = data["programs"]
     assert row["exit_code"] == 0 and row["min_s"] > 0 and row["peak_rss_bytes"] > 0
     assert row["npu_cycles"] > 0 and row["macs"] == 0
     assert row["median_cpu_s"] > 0 and row["gemm_macs_per_s"] > 0
+    assert row["session_n"] == 2 and 0 < row["session_min_s"] <= row["session_median_s"] and row["session_boot_s"] > 0
 
 
 def test_bench_missing_program():

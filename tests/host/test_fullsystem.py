@@ -7,6 +7,7 @@ endless loops, exit codes); refusals; QEMU's lifetime. Without QEMU these tests 
 summary says so in a line of its own; with FVP_REQUIRE_QEMU=1 (CI) they fail instead.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -18,7 +19,7 @@ import time
 import numpy as np
 import pytest
 
-from testutil import CORPUS, DATA, ROOT, run_fvp
+from testutil import DATA, ROOT, run_fvp
 from test_runner_elf import (ELFS, U55_BUNDLED, U55_ETDUMP, U65_MOBILENET, U65_PTE_AT_ADDR, U65_SEMIHOSTING,
                              run_fvp_sh, runner_utils)
 
@@ -224,9 +225,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
-def test_no_qemu_outlives_fvp(tmp_path, how):
+@contextlib.contextmanager
+def _looping_fvp(tmp_path):
+    """``fvp run fullsystem_test.elf -- loop`` (it never ends) and its QEMU's pid once QEMU runs; a failed test
+    leaves no never-ending firmware behind."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.Popen([sys.executable, "-m", "fvp", "run", str(OWN), "--", "loop"], cwd=tmp_path, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -239,16 +241,33 @@ def test_no_qemu_outlives_fvp(tmp_path, how):
             qemu = [c for c in _children(p.pid) if "qemu" in _cmdline(c)]
         assert qemu, "QEMU did not start"
         time.sleep(0.3)
-        p.send_signal(getattr(signal, how))
-        _, err = p.communicate(timeout=60)
-    finally:  # a failed test leaves no never-ending firmware behind
+        yield p, qemu[0]
+    finally:
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
+def test_no_qemu_outlives_fvp(tmp_path, how):
+    with _looping_fvp(tmp_path) as (p, qemu):
+        p.send_signal(getattr(signal, how))
+        _, err = p.communicate(timeout=60)
     if how == "SIGINT":
         assert p.returncode == 130 and b"interrupted" in err
     deadline = time.monotonic() + 10
-    while _alive(qemu[0]) and time.monotonic() < deadline:
+    while _alive(qemu) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(qemu[0])
+    assert not _alive(qemu)
     assert not [f for f in os.listdir("/dev/shm") if f.startswith("fvp")] if os.path.isdir("/dev/shm") else True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_qemu_dying_during_the_run_is_one_line_exit_1(tmp_path):
+    with _looping_fvp(tmp_path) as (p, qemu):
+        os.kill(qemu, signal.SIGKILL)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 1, err
+    assert b"[critical] QEMU exited unexpectedly (status -9)" in out
+    assert err.decode().strip().splitlines()[-1].startswith("fvp: error: QEMU exited unexpectedly (status -9)")

@@ -178,7 +178,8 @@ def test_the_dropin_names_the_missing_kernel(tmp_path, capsys):
 def test_a_small_method_pool_gets_a_hint(capsys):
     rc, out, err = _run(capsys, "run", BPTE, "-C", "firmware.pools.method.size=256")
     assert rc == 1 and "fvp: note: the method pool (256 bytes) is too small for this program" in err
-    suggested = err.split("firmware.pools.method.size=")[1].split()[0]
+    note = next(line for line in err.splitlines() if "too small for this program" in line)  # not the run's line
+    suggested = note.split("firmware.pools.method.size=")[1].split()[0]
     rc, out, err = _run(capsys, "run", BPTE, "-C", f"firmware.pools.method.size={suggested}")
     assert rc == 0 and "Test_result: PASS" in out  # the suggestion is enough
 

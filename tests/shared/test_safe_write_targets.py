@@ -117,6 +117,8 @@ def _places(target, tmp_path):
         link = tmp_path / "out-0.bin"
         if not os.path.lexists(link):
             os.symlink(target, link)
+    for i in (0, 1):  # the semihosting runner reads one file per input (add_q: two 4-byte floats)
+        (tmp_path / f"in{i}.bin").write_bytes(bytes(4))
     return {
         "trace": (cli_main, ["run", BPTE, "--trace", target]),
         "etdump": (cli_main, ["run", ADD_Q, "--etdump", target]),
@@ -126,7 +128,8 @@ def _places(target, tmp_path):
         "compare --csv": (cli_main, ["compare", BPTE, "-c", "default", "--csv", target]),
         "dropin --pmu-trace": (dropin.main, ["--data", f"{BPTE}@0x70000000", "-C",
                                              f"ethosu.extra_args=--pmu-trace {target}"]),
-        "semihosting -o": (dropin.main, ["-C", f"cpu0.semihosting-cmd_line=executor_runner -m {ADD_Q} -o {base}"]),
+        "semihosting -o": (dropin.main, ["-C", f"cpu0.semihosting-cmd_line=executor_runner -m {ADD_Q} -i {tmp_path / 'in0.bin'} "
+                                                  f"-i {tmp_path / 'in1.bin'} -o {base}"]),
     }
 
 

@@ -142,15 +142,20 @@ def unquote(value: str) -> str:
 
 
 def parse_semihosting_cmdline(text: str) -> dict:
-    """``executor_runner -m model.pte -i a.bin -i b.bin -o out`` -> {model, inputs, output, argv}."""
+    """``executor_runner -m model.pte -i a.bin -i b.bin -o out [--server_mode true]`` -> {model, inputs, output,
+    argv, server_mode}."""
     try:
         argv = shlex.split(text)
     except ValueError as e:
         raise Usage(f"-C cpu0.semihosting-cmd_line: {e}") from None
-    out = {"model": None, "inputs": [], "output": None, "argv": argv}
+    out = {"model": None, "inputs": [], "output": None, "argv": argv, "server_mode": False}
     i = 1
     while i < len(argv):
         a = argv[i]
+        if a == "--server_mode":  # ExecuTorch main's runner: true/false (the runner itself refuses other values)
+            out["server_mode"] = i + 1 < len(argv) and argv[i + 1] == "true"
+            i += 2
+            continue
         if a in ("-m", "-i", "-o") and i + 1 < len(argv):
             v = argv[i + 1]
             if a == "-m":
@@ -162,7 +167,7 @@ def parse_semihosting_cmdline(text: str) -> dict:
             i += 2
             continue
         raise Usage(f"-C cpu0.semihosting-cmd_line: unknown runner argument {a!r}; "
-                     f"the runner takes -m MODEL, -i INPUT (repeat), -o OUTBASE")
+                     f"the runner takes -m MODEL, -i INPUT (repeat), -o OUTBASE, --server_mode true|false")
     if len(text) > 256:
         print(f"Warning: cpu0.semihosting-cmd_line is {len(text)} characters; the FVP truncates it at 256 "
               f"(this simulator does not)", file=sys.stderr)

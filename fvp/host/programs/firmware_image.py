@@ -3,6 +3,7 @@
 ``fvp`` never imports ``firmware`` statically: the board names a registered image (``fvp.boards.firmware_registry``:
 the names a board may use), and this module imports the module that name points at, once per process, and
 hands out what the host needs of it: ``main(bus, boot_info)`` (the entry the machine runs), and optionally
+``session(bus, boot_info)`` (the runner kept alive between inferences: ``fvp.Session``, ``fvp.machine.resident``),
 ``check_config(boot_info)`` (problems with its own configuration), ``default_image(variant)`` (the program baked
 into the image for the board's NPU configuration, used when no model is given) and
 ``ethosu_command_streams(image)`` (the firmware's program reader, for ``fvp disasm``) and
@@ -32,6 +33,13 @@ class FirmwareImage:
         if not callable(fn):
             raise ConfigError(f"firmware.entry: firmware image {self.name!r} ({self.target}) has no function {func!r}")
         return fn
+
+    @property
+    def session(self):
+        """The session entry (``session(bus, boot_info)``, a generator: ``fvp.machine.resident``'s protocol), or
+        None when the image has none."""
+        fn = getattr(self.module, "session", None)
+        return fn if callable(fn) else None
 
     def check_config(self, boot_info) -> list[str]:
         """The image's own verdict on its configuration (allocator, runtime, options): problems, one line each."""

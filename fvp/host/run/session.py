@@ -127,6 +127,21 @@ def trailer_lines(reason: StopReason, message: str, t_ns: int) -> list[str]:
     return [f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)"]
 
 
+def failure_line(result) -> str:
+    """Why a run ended with a non-zero status, in one line for stderr (the log on stdout says it too, but stdout
+    may go to a file, a pipe or a harness that shows only stderr): ``<why> (exit status N)``."""
+    reason, message = result.reason, result.message
+    if reason in (StopReason.HARD_FAULT, StopReason.LOCKUP):
+        why = f"the CPU {'took a hard fault' if reason == StopReason.HARD_FAULT else 'locked up'}: {message}"
+    else:
+        lines = [ln for ln in trailer_lines(reason, message, result.sim_time_ps // 1000)
+                 if ln.strip() and not ln.startswith("[warning ]")]
+        why = lines[-1] if lines else reason
+        for prefix in ("Info: Simulation is stopping. Reason: ", "[critical] "):
+            why = why.removeprefix(prefix)
+    return f"{why.rstrip('.')} (exit status {result.exit_code})"
+
+
 def print_trailer(platform: Platform, result: RunResult) -> int:
     """Print the FVP's last lines after the UART's output; returns the exit status."""
     for line in trailer_lines(result.reason, result.message, result.sim_time_ps // 1000):

@@ -4,23 +4,17 @@ Every backend takes the planned tasks and the program bytes (``{sha256: bytes}``
 worker once (the pool's initializer; Dask's ``scatter(broadcast=True)``), and yields rows as points finish, in
 completion order; the caller writes each row at once, so an interrupted sweep keeps every finished point.
 
-Why Dask distributed and not Ray: a point is a plain Python function on a few hundred KiB of bytes, which is
-exactly Dask's ``client.submit``; ``distributed`` is pure Python (a 10 s ``pip install``, no daemon, no
-shared-memory object store, no dashboard processes), its ``LocalCluster`` starts two loopback workers in a
-couple of seconds on two cores, and a multi-node cluster is ``dask scheduler`` plus ``dask worker ADDRESS`` on
-each node. Ray brings a C++ raylet, a GCS and an object store per node (hundreds of MB), which this workload
-does not need.
+Connecting, checking the workers and the progress line are shared with ``fvp run --inputs``
+(``fvp.host.cluster``, which also says why Dask and not Ray).
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import time
+
+from ..cluster import THREAD_VARS as _THREAD_VARS, Progress, check_workers, connect  # noqa: F401 (re-exported)
 
 _BLOBS: dict = {}
-# one BLAS / OpenMP thread per worker process: the pool already uses every core
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def _init_worker(blobs: dict) -> None:
@@ -91,51 +85,11 @@ def _dask_point(task: dict, model: bytes) -> dict:
     return run_task(task, model)
 
 
-def _dask_worker_info() -> dict:
-    import fvp
-    from fvp.host.sweep.plan import config_dir_hash
-
-    for v in _THREAD_VARS:
-        os.environ.setdefault(v, "1")
-    import fvp.machine.platform  # noqa: F401  (warm: the simulator's imports and numba's disk cache, once per worker)
-
-    return {"version": fvp.__version__, "config": config_dir_hash()}
-
-
-def connect(address):
-    """A ``distributed.Client`` for ``tcp://host:port`` (a scheduler) or an existing client/cluster."""
-    try:
-        from distributed import Client
-    except ImportError:
-        from ...boards import ConfigProblems
-
-        raise ConfigProblems(["--cluster needs Dask distributed: pip install 'fvp-corstone300[cluster]'"]) from None
-    if isinstance(address, str) and address.startswith("ray://"):
-        from ...boards import ConfigProblems
-
-        raise ConfigProblems([f"--cluster {address}: this simulator runs sweeps on Dask distributed, not Ray "
-                              f"(docs/sweep.md says why); give a Dask scheduler address tcp://host:port"])
-    if hasattr(address, "submit"):
-        return address, False
-    return Client(address, timeout="30s"), True
-
-
 def run_dask(tasks: list, blobs: dict, client):
     """Ship every program to every worker once, then one task per point; rows in completion order."""
     from distributed import as_completed
 
-    from ... import __version__
-    from .plan import config_dir_hash
-
-    info = client.run(_dask_worker_info)
-    bad = {w: i for w, i in info.items() if i != {"version": __version__, "config": config_dir_hash()}}
-    if bad:
-        from ...boards import ConfigProblems
-
-        w, i = next(iter(bad.items()))
-        raise ConfigProblems([f"--cluster: worker {w} runs fvp {i['version']} with board tables {i['config']}, "
-                              f"this is fvp {__version__} with {config_dir_hash()}: install the same fvp on every "
-                              f"worker (results must not depend on where a point ran)"])
+    check_workers(client)
     shipped = client.scatter(blobs, broadcast=True, hash=True) if blobs else {}
     futs = {}
     for t in tasks:
@@ -151,48 +105,3 @@ def run_dask(tasks: list, blobs: dict, client):
         pending = [f for f in futs if not f.done()]
         if pending:
             client.cancel(pending)
-
-
-# ------------------------------------------------------------------------------------------------ progress
-class Progress:
-    """tqdm's bar on a terminal when tqdm is installed; otherwise a plain line every few seconds."""
-
-    def __init__(self, total: int, desc: str, out=None, plain: bool | None = None):
-        self.total, self.n, self.failed = total, 0, 0
-        self.out = out or sys.stderr
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-        self.bar = None
-        if not plain and total:
-            try:
-                from tqdm import tqdm
-
-                if getattr(self.out, "isatty", lambda: False)():
-                    self.bar = tqdm(total=total, desc=desc, unit="pt", file=self.out, dynamic_ncols=True)
-            except ImportError:
-                pass
-        self.desc = desc
-
-    def update(self, row: dict) -> None:
-        self.n += 1
-        if row.get("status") not in ("ok",):
-            self.failed += 1
-        if self.bar is not None:
-            self.bar.set_postfix(failed=self.failed, refresh=False)
-            self.bar.update(1)
-            return
-        now = time.perf_counter()
-        if now - self.last >= 2.0 or self.n == self.total:
-            self.last = now
-            rate = self.n / max(now - self.t0, 1e-9) * 60
-            self.out.write(f"{self.desc}: {self.n}/{self.total} points ({self.failed} not ok), "
-                           f"{rate:.1f} points/min\n")
-            self.out.flush()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-    @property
-    def seconds(self) -> float:
-        return time.perf_counter() - self.t0

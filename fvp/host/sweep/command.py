@@ -21,7 +21,9 @@ def build_parser():
                                   "clocks, pools, ...) from one YAML file, on all local cores or a Dask cluster; "
                                   "rows as JSON lines and CSV, a summary, plots. See docs/sweep.md.")
     p.add_argument("sweep", metavar="GRID.yaml", help="the sweep file")
-    p.add_argument("-o", "--out", metavar="DIR", help="results folder (default: sweep-<name> here)")
+    p.add_argument("-o", "--out", metavar="DIR",
+                   help="results folder (default: sweep-<name> in the current directory; a checkout's .gitignore "
+                        "ignores sweep-*/)")
     p.add_argument("-j", "--jobs", type=int, default=None,
                    help="local worker processes (default: every core; 1 runs in this process)")
     p.add_argument("--cluster", metavar="ADDRESS",
@@ -75,9 +77,10 @@ def run_sweep(path: str, out_dir: str | None = None, jobs: int | None = None, cl
         f"{jobs or os.cpu_count() or 1} local process{'es' if (jobs or os.cpu_count() or 1) > 1 else ''}"
     err.write(f"fvp sweep: {spec.name}: {len(plan.tasks) + len(plan.rows)} points ({len(todo)} to run, {reused} "
               f"already in {journal.path}, {len(plan.rows)} not runnable, {plan.skipped} skipped by constraints) "
-              f"on {where}\n")
+              f"on {where}; results in {out_dir}{os.sep}\n")
     err.flush()
-    prog = backends.Progress(len(todo), f"fvp sweep {spec.name}", err, plain=plain_progress)
+    prog = backends.Progress(len(todo), f"fvp sweep {spec.name}", err, plain=plain_progress,
+                             not_runnable=sum(1 for r in plan.rows if r.get("status") != "ok"))
     interrupted = False
     client, own = None, False
     try:
@@ -125,7 +128,7 @@ def run_sweep(path: str, out_dir: str | None = None, jobs: int | None = None, cl
     out.write(f"\n{spec.name}: {len(rows)} points\n\n")
     results.summary(rows, spec.axis_keys, out, table_rows)
     if plot and not interrupted:
-        pngs = results.write_plots(rows, spec.axis_keys, out_dir, spec.name)
+        pngs = results.write_plots(rows, spec.axis_keys, out_dir, spec.name, spec.axis_values())
         if pngs:
             written += pngs
         else:

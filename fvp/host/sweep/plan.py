@@ -27,15 +27,18 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import __version__
 from ...safe_write import write_file
+from ..cluster import config_dir_hash  # noqa: F401 (part of a point's identity; re-exported)
 from ..programs import et_build
-from ...boards import CONFIG_DIR, ConfigProblems, board_for_target, find_board, load_board
+from ...boards import ConfigProblems, board_for_target, find_board, load_board
 from ..programs.program_board import program_config
 from .spec import COMPILE_KEYS, SweepSpec, format_value
 
@@ -64,20 +67,6 @@ class Plan:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-_CONFIG_HASH: str | None = None
-
-
-def config_dir_hash() -> str:
-    """A hash of every shipped board file: part of a point's identity (a changed board table changes results)."""
-    global _CONFIG_HASH
-    if _CONFIG_HASH is None:
-        h = hashlib.sha256()
-        for p in sorted(Path(CONFIG_DIR).glob("*.yaml")):
-            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-        _CONFIG_HASH = h.hexdigest()[:16]
-    return _CONFIG_HASH
 
 
 def simulator_version() -> str:
@@ -147,7 +136,11 @@ class Compiler:
             if _seal(h.hexdigest(), data) == seal_path.read_bytes():  # written by this user's compile, unchanged
                 return data, str(out)
         out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
+        # aot_arm_compiler (1.5.1) writes to --output as a file only when it ends in .pte/.bpte (.bpte exactly when
+        # --bundleio); any other name is a folder it creates. So the compile goes to a file of the final name in
+        # a private folder, renamed into place when whole (a killed compile leaves no half-written program).
+        work = Path(tempfile.mkdtemp(prefix="compile-", dir=out_dir))
+        tmp = work / out.name
         cmd = [self.python, "-m", "executorch.backends.arm.scripts.aot_arm_compiler", f"--model_name={model}",
                f"--target={target}", *prog.flags, f"--intermediates={out_dir / 'intermediates'}", f"--output={tmp}",
                f"--system_config={system_config}", f"--memory_mode={memory_mode}"]
@@ -155,11 +148,16 @@ class Compiler:
             cmd.append(f"--model_input={prog.model_input}")
         self.log(f"fvp sweep: compiling {Path(model).name} for {target} {system_config} {memory_mode}: "
                  f"{shlex.join(cmd)}")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or not tmp.is_file():
-            tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
-            raise RuntimeError(f"aot_arm_compiler failed (exit status {proc.returncode}): {tail}")
-        os.replace(tmp, out)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not tmp.is_file():
+                tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
+                what = (f"exit status {proc.returncode}" if proc.returncode != 0
+                        else f"exit status 0 but no {out.name} written")
+                raise RuntimeError(f"aot_arm_compiler failed ({what}): {tail}")
+            os.replace(tmp, out)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         self.misses += 1
         data = out.read_bytes()
         seal = _seal(h.hexdigest(), data)
@@ -174,6 +172,35 @@ def _seal(label: str, data: bytes) -> bytes | None:
     from ...machine.npu.diskcache import seal
 
     return seal(label, data, cache_dir().parent)
+
+
+FAST_SCRATCH_REGION = 2  # the Ethos-U backend's base pointers: 0 weights, 1 scratch (temp pool), 2 fast scratch
+
+
+def stream_regions(program: bytes) -> set:
+    """The regions (base-pointer indices) the Ethos-U command streams of ``program`` address: every feature map,
+    weight, scale and external DMA region register the streams set (an internal DMA, to SHRAM, addresses none).
+    Empty for a program without Ethos-U delegates or one the reader refuses (its run says why)."""
+    from ...machine.npu.arch import arch_from_config_word, get_arch
+    from ...machine.npu.command_stream import decode_commands, parse_driver_payload
+    from ..programs.firmware_image import firmware_module
+
+    lister = getattr(firmware_module(load_board(None)), "ethosu_command_streams", None)
+    out: set = set()
+    try:
+        for s in lister(program) if lister is not None else ():
+            payload = parse_driver_payload(s["cmd_data"])
+            arch = (arch_from_config_word(payload.config_word) if payload.config_word is not None
+                    else get_arch("ethos-u55-128"))
+            for cmd in decode_commands(payload.stream, arch):
+                if not cmd.name.endswith("_REGION"):
+                    continue
+                if cmd.name.startswith("NPU_SET_DMA0_") and (cmd.param >> 8) & 1:  # region_mode INTERNAL: SHRAM
+                    continue
+                out.add(cmd.param & 0x7)
+    except Exception:  # noqa: BLE001 - not readable here: the point runs and its row says what happened
+        return set()
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ planning
@@ -197,6 +224,7 @@ class Planner:
         self.families: dict = {}  # program name -> [Compile]
         self._boards: dict = {}
         self._compiled: dict = {}  # (program name, target, sc, mm) -> Compile or error text
+        self._region2: dict = {}  # program sha256 -> whether its streams address the fast scratch
         for prog in spec.programs:
             self.families[prog.name] = self._family(prog)
 
@@ -310,6 +338,19 @@ class Planner:
                                                    for k in ("system_config", "memory_mode")))
         return [(best, "what-if")]
 
+    def _uses_fast_scratch(self, c: Compile) -> bool:
+        """Whether a compile's command streams address the NPU's fast scratch (region 2, the Ethos-U backend's
+        third base pointer: ``dedicated_sram`` of a Dedicated_Sram build)."""
+        if c.sha256 not in self._region2:
+            self._region2[c.sha256] = FAST_SCRATCH_REGION in stream_regions(self.blobs[c.sha256])
+        return self._region2[c.sha256]
+
+    def _point_has_fast_scratch(self, point: dict, board: str) -> bool:
+        mm = _setting("npu.memory_mode", self.spec.overrides, point)
+        if mm is not None:
+            return et_build.fast_scratch_size(mm) is not None
+        return self._board_info(board)["has_fast"]
+
     def board_and_overrides(self, point: dict, c: Compile) -> tuple:
         """The board name and the ordered -C list for a point running compile ``c``."""
         spec = self.spec
@@ -354,6 +395,18 @@ class Planner:
                     c, stream = choice
                     try:
                         board, overrides = self.board_and_overrides(point, c)
+                        if stream == "what-if" and not self._point_has_fast_scratch(point, board) \
+                                and self._uses_fast_scratch(c):
+                            plan.rows.append({
+                                "program": prog.name, "axes": dict(point), "status": "cannot-run",
+                                "key": point_key(c.sha256, board, overrides), "stream": stream,
+                                "compiled_for": c.key(), "program_file": c.label,
+                                "reason": (f"what-if: the stream compiled for {c.target} {c.memory_mode} addresses "
+                                           f"the NPU's fast scratch (region 2), which a runner built for "
+                                           f"{_setting('npu.memory_mode', spec.overrides, point) or 'this board'}"
+                                           f" does not have (no dedicated_sram: the Ethos-U faults at address "
+                                           f"0 + offset)")})
+                            continue
                     except ConfigProblems as e:
                         plan.rows.append({"program": prog.name, "axes": dict(point), "status": "error",
                                           "key": point_key(c.sha256, spec.board, [str(point)]),

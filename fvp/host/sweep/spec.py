@@ -83,6 +83,13 @@ class SweepSpec:
             keys += list(group)
         return keys
 
+    def axis_values(self) -> dict:
+        """Each axis key's values in the sweep file's order, as ``format_value`` spells them (the plots' order)."""
+        out = {k: [format_value(v) for v in vals] for k, vals in self.axes.items()}
+        for group in self.zips:
+            out.update({k: [format_value(v) for v in vals] for k, vals in group.items()})
+        return out
+
     def points(self) -> list:
         """Every point (``{axis key: value}``) of the cross product that no ``skip`` entry matches, in order."""
         dims = [[{k: v} for v in vals] for k, vals in self.axes.items()]

@@ -150,6 +150,12 @@ def check_kernel_op(ctx, op) -> None:
     _CHECKED.put((op,), (fms, streams), limits)
 
 
+def checked_before(ctx, op) -> bool:
+    """Whether ``op`` passed :func:`check_kernel_op` before with this engine's limits (what depends on the
+    operation alone holds again; the memory checks do not come with it)."""
+    return _CHECKED.get((op,), (getattr(ctx.engine, "HOST_BYTES_FACTOR", 1), HOST_BYTES_PER_OP)) is not MISS
+
+
 def _feature_maps(op):
     """(tensor, feature map, h, w, d, written) of the areas a kernel operation reads and writes, in check order."""
     i = op.ifm

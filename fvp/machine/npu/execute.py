@@ -24,7 +24,7 @@ import numpy as np
 
 from ...errors import NpuFault
 from ..cancel import interruption_point
-from . import bounds
+from . import bounds, copy_runs
 from . import featuremap as fmap
 from .arch import family_sources, get_arch
 from .command_stream import RegisterState, as_words, decode_command
@@ -299,9 +299,20 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
     records: list[OpRecord] = []
     op = None
     k = 0
+    batches = copy_runs.runs(ctx, ops)  # runs of copying operations, each executed as one copy when it can be
     try:
-        for k, op in enumerate(ops):
+        while k < len(ops):
+            op = ops[k]
+            entry = batches.get(k)
+            if entry is not None:
+                interruption_point()
+                recs = copy_runs.run(ctx, ops[k:entry[0]], entry)
+                if recs is not None:
+                    records.extend(recs)
+                    k = entry[0]
+                    continue
             records.append(_run_operation(ctx, op))
+            k += 1
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = op.offset

@@ -325,6 +325,18 @@ def scatter_reference(fm, view: np.ndarray, lo: int, values: np.ndarray) -> None
                        fm.stride_x, fm.stride_c, fm.bits // 8, fm.format == "NHCWB16")
 
 
+def element_offsets(fm, h: int, w: int, d: int) -> np.ndarray:
+    """The region offset of the first byte of every element of the ``h x w x d`` area, as an ``(h, w, d)`` int64
+    array (the addresses :func:`gather` reads and :func:`scatter` writes)."""
+    out = np.empty((max(h, 0), max(w, 0), max(d, 0)), np.int64)
+    for rows, cols, chans, base, shape, strides in _layout(fm, 0, h, w, d):
+        grid = base + sum(np.arange(n, dtype=np.int64).reshape([-1 if k == j else 1 for k in range(len(shape))]) * s
+                          for j, (n, s) in enumerate(zip(shape, strides)))
+        dst = out[rows, cols, chans]
+        dst[...] = grid.reshape(dst.shape)
+    return out
+
+
 def element_address(fm, y: int, x: int, c: int) -> int:
     """Region offset of one element (slow; for tests and tools)."""
     t = 0

@@ -92,7 +92,8 @@ class QemuEngine:
                                       heapinfo=self.options.heapinfo, cpu_hz=spec.cpu.clock_hz,
                                       now_ps=lambda: sim.now_ps, cpu_cycles=lambda: sim.cpu_cycles,
                                       console=console_writer(platform._flush_uarts),
-                                      note=lambda m: platform.port.host_note(m))
+                                      note=lambda m: platform.port.host_note(m),
+                                      read_line=lambda n: platform.port.host_read_line(n + 1, charged=False))
             uart, windows = self._devices(platform)
             self.bridge = Bridge(platform, proc, gdb, qtest, qmp, memory, sites=self.image.sites,
                                  handlers=self._fault_handlers(memory), windows=windows, uart=uart, syncs=syncs,

@@ -10,7 +10,10 @@ parameters (0 for each one not given: "no information", so newlib's start-up kee
 ``SYS_CLOCK`` is centiseconds and ``SYS_ELAPSED`` CPU cycles of simulated time (``SYS_TICKFREQ`` is the CPU clock),
 so they are the same every run; ``SYS_TIME`` is the host's wall clock, as on the FVP.
 
-Simplified: the console has no input (``SYS_READ`` of ``:tt`` reads end of file, ``SYS_READC`` -1);
+The terminal's input (``SYS_READ`` of ``:tt`` opened for reading) is a line of the host's stdin at a time, as the
+FVP reads it (ExecuTorch's semihosting server mode takes its requests there), the console's output flushed first.
+
+Simplified: ``SYS_READC`` answers -1;
 ``SYS_SYSTEM`` runs nothing (it answers -1: a firmware does not get a shell on the user's machine);
 ``SYS_TMPNAM`` names files in the semihosting cwd. A file opened for writing from its start (``w`` modes) is kept
 in memory and written when closed (or at the end of the run), through ``fvp.safe_write``: a run that fails to
@@ -100,10 +103,12 @@ class _NewFile:
 
 class Semihosting:
     """The host's side. ``memory`` reads and writes guest memory (``read(addr, n)``, ``write(addr, data)``);
-    ``console(data, stream)`` prints; ``now_ps()`` and ``cpu_cycles()`` are the simulated clocks."""
+    ``console(data, stream)`` prints; ``read_line(n)`` is a line of the terminal's input, at most ``n`` bytes (None
+    at its end; no ``read_line``: the terminal has no input); ``now_ps()`` and ``cpu_cycles()`` are the simulated
+    clocks."""
 
     def __init__(self, memory, *, cwd: str, cmdline: str, heapinfo=(0, 0, 0, 0), cpu_hz: int, now_ps, cpu_cycles,
-                 console, note=None):
+                 console, note=None, read_line=None):
         self.mem = memory
         self.cwd = cwd
         self.cmdline = cmdline
@@ -113,6 +118,7 @@ class Semihosting:
         self.cpu_cycles = cpu_cycles
         self.console = console
         self.note = note or (lambda message: None)
+        self.read_line = read_line
         self.files: dict = {}
         self.prefetched: tuple | None = None  # (address, bytes) of memory the bridge read ahead, for this call only
         self.errno = 0
@@ -230,8 +236,11 @@ class Semihosting:
     def _sys_read(self, param: int) -> int:
         handle, buf, length = self._words(param, 3)
         f = self._file(handle)
-        if isinstance(f, _Console):
-            return length  # end of file: no console input
+        if isinstance(f, _Console):  # the terminal's input: a line of the host's stdin (none: end of file)
+            data = self.read_line(length) if f.stream == "stdin" and self.read_line is not None else None
+            if data:
+                self.mem.write(buf, data[:length])
+            return length - len(data[:length]) if data else length
         data = f.read(min(length, max(0, f.length() - f.pos)))
         if data:
             self.mem.write(buf, data)

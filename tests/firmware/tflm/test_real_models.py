@@ -1,6 +1,7 @@
-"""TFLite Micro's own example models as users bring them (``tests/data/tflm/real``, made by
-``tools/make_real_tflm_fixtures.py``): Vela-compiled for U55-64/256, U65-256/512 (Dedicated_Sram, MLEK's layout),
-U85-256 and by Vela's older core, and run with a PLAIN ``fvp run MODEL -i ... -o ...``: the program must pick its
+"""Small int8 models made here (``tests/data/tflm/real``, made by ``tools/make_real_tflm_fixtures.py``: a CNN, an
+int8 SOFTMAX, an LSTM, SVDFs between NPU parts) as users bring theirs: Vela-compiled for U55-64/128/256, U65-256/512
+(Dedicated_Sram, MLEK's layout), U85-256 and by Vela's older core, or left to the CPU (the LSTM), and run with a
+PLAIN ``fvp run MODEL -i ... -o ...``: the program must pick its
 board (the NPU of its command stream, its memory mode and fast scratch; the Corstone-320 for the U85) and give
 TFLite Micro's interpreter's outputs byte for byte (``expected.npz``). A fixture whose ``expect`` is ``xfail`` is
 an NPU behaviour not yet modelled (strict: the fix flips it)."""

@@ -57,10 +57,18 @@ EVERY_PROGRAM = sorted([*CORPUS.glob("*.bpte"), *CORPUS.glob("*.pte"), *DATA.glo
                         *DATA.glob("oracle_u85/*/*.bpte")])
 
 
-@pytest.mark.parametrize("path", [p for p in EVERY_PROGRAM if p.stem not in DEFECTS], ids=lambda p: p.stem)
+# the bundled corpus programs and the oracle fixtures run with the checker in their end-to-end tests (one run checks
+# the outputs and the stream: tests/test_corpus_end_to_end.py, tests/test_oracle_extra.py); the rest run here
+CHECKED_END_TO_END = sorted([*CORPUS.glob("*.bpte"), *DATA.glob("oracle_extra/*/*.bpte"),
+                             *DATA.glob("oracle_u85/*/*.bpte")])
+
+
+@pytest.mark.parametrize("path", [p for p in EVERY_PROGRAM if p.stem not in DEFECTS and p not in CHECKED_END_TO_END],
+                         ids=lambda p: p.stem)
 def test_corpus_runs_clean(path):
     """Every corpus program and oracle fixture (U55, U65, U85; every memory mode), each on the configuration
-    it was compiled for, runs without a finding of any rule (unwritten-read included)."""
+    it was compiled for, runs without a finding of any rule (unwritten-read included): the programs no
+    end-to-end test checks, here."""
     from fvp.host.run import session
     from fvp.host.programs.program_board import resolve
 
@@ -74,6 +82,14 @@ def test_corpus_runs_clean(path):
 
 def test_every_program_is_checked():
     assert len(EVERY_PROGRAM) >= 120 and DEFECTS <= {p.stem for p in EVERY_PROGRAM}
+    import test_corpus_end_to_end
+    import test_oracle_extra
+
+    # every program is checked once: here, or with --check-stream in its end-to-end run
+    assert test_corpus_end_to_end.CHECK == test_oracle_extra.CHECK == ["--check-stream", "warn"]
+    end_to_end = set(test_corpus_end_to_end.PROGRAMS) | {test_oracle_extra._fixture_dir(n) / f"{n}.bpte"
+                                                          for n in test_oracle_extra.NAMES}
+    assert set(CHECKED_END_TO_END) <= end_to_end and test_oracle_extra.NO_CHECK == DEFECTS
 
 
 def test_gate_fixture_vela_defect_flagged():

@@ -51,16 +51,18 @@ def avg_pool2d(ctx, args):
     hs0, ws0 = np.maximum(hs, 0), np.maximum(ws, 0)
     he0, we0 = np.minimum(he, h), np.minimum(we, w)
     valid = (he0 - hs0)[:, None] * (we0 - ws0)[None, :]
+    # every tap of every window, in the C++ loop's order (row by row), each a float32 add; the input sits in a
+    # field of zeros that covers every tap (padding, and windows that run past it in ceil mode): adding +0.0
+    # leaves a sum that starts at +0.0 as it is (it is never -0.0), so the taps outside the input change nothing
     acc = np.zeros((n, c, oh, ow), np.float32)
-    for dy in range(kh):
-        iy = hs + dy
-        my = (iy >= 0) & (iy < h) & (iy < he)
-        for dx in range(kw):
-            ix = ws + dx
-            mx = (ix >= 0) & (ix < w) & (ix < we)
-            m = my[:, None] & mx[None, :]
-            vals = x[:, :, np.clip(iy, 0, h - 1)][:, :, :, np.clip(ix, 0, w - 1)]
-            acc = np.where(m, (acc + vals).astype(np.float32), acc)
+    if acc.size:
+        fh, fw = (oh - 1) * sh + kh, (ow - 1) * sw + kw
+        field = np.zeros((n, c, fh, fw), np.float32)
+        rows, cols = min(h, max(0, fh - ph)), min(w, max(0, fw - pw))
+        field[:, :, ph:ph + rows, pw:pw + cols] = x[:, :, :rows, :cols]
+        for dy in range(kh):
+            for dx in range(kw):
+                acc += field[:, :, dy:dy + (oh - 1) * sh + 1:sh, dx:dx + (ow - 1) * sw + 1:sw]
     if divisor is not None and divisor != 0:
         d = np.full((oh, ow), float(divisor), np.float32)
     else:

@@ -55,8 +55,8 @@ def run_dma(ctx, op) -> OpRecord:
         rec.add("w", "dma", region, total)
         return rec
     data = np.array(src, copy=True)  # rows: the source as it was (bounded by bounds.HOST_BYTES_PER_OP)
-    if row_stride >= d.length and plane_stride >= (rows - 1) * row_stride + d.length:
-        # rows that do not overlap: one strided copy
+    if row_stride >= d.length and (planes == 1 or plane_stride >= (rows - 1) * row_stride + d.length):
+        # rows that do not overlap (nor planes, when there are several): one strided copy
         target = np.lib.stride_tricks.as_strided(dst, shape=(planes, rows, d.length),
                                                  strides=(plane_stride, row_stride, 1), writeable=True)
         target[...] = data.reshape(planes, rows, d.length)

@@ -11,8 +11,9 @@ Every public function has the reference engine's signature; the tests compare th
 
 One module per part, as the reference engine's sections: ``paths`` (numpy or numba for an operation's arrays),
 ``scaling`` (exact scaling and the output stage), ``operands`` (the padded IFM, the forms of a weight array the
-kernels take), ``convolution`` (CONV and DEPTHWISE sums), ``pooling``, ``elementwise``, ``fused`` (the sums and
-the output stage in one numba pass for large operations); this module is the entry point.
+kernels take), ``convolution`` (CONV and DEPTHWISE sums), ``pooling``, ``copies`` (the 1x1 pools that give back
+their IFM, Vela's transpositions), ``elementwise``, ``fused`` (the sums and the output stage in one numba pass for
+large operations); this module is the entry point.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import numpy as np
 
 from .. import reference as ref
 from .convolution import conv_acc, depthwise_acc
+from .copies import copies as _copies
 from .elementwise import elementwise_value
 from .fused import fused_conv, fused_depthwise
 from .paths import numpy_path, small
 from .pooling import avg_div_call, avg_div_np, pool_value
 from .scaling import output_stage
 
-__all__ = ["run_kernel_op", "output_stage"]
+__all__ = ["run_kernel_op", "output_stage", "is_copy"]
 
 
 def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -> np.ndarray:
@@ -46,16 +48,9 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
         m, s = ref.ofm_scales(op, bias_scale)
         return output_stage(value, m, s, op, lut)
     if kind == "POOL":
-        value, cnt = pool_value(ifm, op)
-        if cnt is not None:
-            value = np.ascontiguousarray(value, np.int64)
-            q = avg_div_np(value, cnt) if small(value) else avg_div_call(value, cnt)
-            m, s = ref.ofm_scales(op)
-            return output_stage(q, m, s, op, lut)
-        if bias_scale is not None:  # a U85 pool with a scale stream: bias and scale per channel
-            value = value + np.asarray(bias_scale[0], np.int64)
-        m, s = ref.ofm_scales(op, bias_scale)
-        return output_stage(value, m, s, op, lut)
+        if bias_scale is None and lut is None and _copies(op, _pool):
+            return ifm  # the IFM as read (a new array): the operation gives back every input unchanged
+        return _pool(op, ifm, bias_scale, lut)
     if kind == "ELEMENTWISE":
         value = elementwise_value(ifm, ifm2, op)
         m, s = ref.ofm_scales(op)
@@ -63,3 +58,23 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
     if kind == "RESIZE":  # the reference's vectorised gather; the output stage is this engine's
         return output_stage(ref.resize_value(ifm, op), op.ofm_scale.multiplier, op.ofm_scale.shift, op, lut)
     raise ValueError(f"not a kernel operation: {kind}")
+
+
+def is_copy(op) -> bool:
+    """Whether the kernel operation ``op`` gives back its IFM unchanged for every input (:mod:`.copies`); the
+    executor runs consecutive ones of a replayed stream as one copy (``npu/copy_runs.py``)."""
+    return op.kind == "POOL" and _copies(op, _pool)
+
+
+def _pool(op, ifm, bias_scale=None, lut=None) -> np.ndarray:
+    """A POOL's sums (or MAX/MIN), the AVERAGE's division by the valid count and the output stage."""
+    value, cnt = pool_value(ifm, op)
+    if cnt is not None:
+        value = np.ascontiguousarray(value, np.int64)
+        q = avg_div_np(value, cnt) if small(value) else avg_div_call(value, cnt)
+        m, s = ref.ofm_scales(op)
+        return output_stage(q, m, s, op, lut)
+    if bias_scale is not None:  # a U85 pool with a scale stream: bias and scale per channel
+        value = value + np.asarray(bias_scale[0], np.int64)
+    m, s = ref.ofm_scales(op, bias_scale)
+    return output_stage(value, m, s, op, lut)

@@ -271,6 +271,36 @@ def _stage_params(op, mult: int, shift: int, c: int):
     return params
 
 
+_numpy_memo = IdentityMemo()  # (op; c) -> (multiplier, shift, the numpy common case's parameters or None)
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if is_scalar(a) or is_scalar(b):
+        return is_scalar(a) and is_scalar(b) and int(a) == int(b)
+    return np.array_equal(a, b)
+
+
+def _numpy_params(op, mult, shift, c: int):
+    """``(m, rnd, rnd_dbl, s, zp, lo, hi)`` of the numpy path's common case, the branch-free stage of
+    :func:`requantize_kernel` (no table, NATURAL or DBL rounding, shifts 0..62, a non-empty clamp range;
+    ``rnd_dbl`` None when no shift is above 31) for this operation, or None; computed once per operation object
+    for its multiplier and shift (checked to be the ones it was computed for: a replay passes equal ones)."""
+    hit = _numpy_memo.get((op,), (c,))
+    if hit is not MISS and _same(hit[0], mult) and _same(hit[1], shift):
+        return hit[2]
+    params = None
+    if op.activation.table is None:
+        stage = branch_free_stage(op, per_channel(mult, c), per_channel(shift, c), c)
+        if stage is not None:
+            m, rnd, rnd_dbl, s, zp, lo, hi = stage
+            params = (m, rnd, rnd_dbl if rnd_dbl.any() else None, s, zp, lo, hi)
+    keep = (lambda v: v if is_scalar(v) else np.array(v, copy=True))  # the values, not an array that may change
+    _numpy_memo.put((op,), (keep(mult), keep(shift), params), (c,))
+    return params
+
+
 def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
     """Same contract as :func:`reference.output_stage`; ``value`` is int64 (..., C)."""
     value = np.ascontiguousarray(value, dtype=np.int64)
@@ -285,6 +315,21 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             out = np.empty_like(v2)
             requantize_kernel(v2, *p, out)
             return out.reshape(shape)
+    if numpy_only and v2.size and op.activation.table is None:
+        p = _numpy_params(op, mult, shift, c)
+        if p is not None and max(int(v2.max()), -int(v2.min())) < (1 << 30):
+            # requantize_kernel's branch-free stage in numpy, its parameters kept per operation: |v| < 2**30 and
+            # m < 2**32 keep v * m + R below 2**63
+            m, rnd, rnd_dbl, s, zp, lo, hi = p
+            y = v2 * m
+            y += rnd
+            if rnd_dbl is not None:  # DBL above shift 31: 2**30 more with the sign of v
+                y += np.where(v2 < 0, -rnd_dbl, rnd_dbl)
+            y >>= s
+            y += zp
+            np.maximum(y, lo, out=y)
+            np.minimum(y, hi, out=y)
+            return y.reshape(shape)
     # writeable C copies: the kernels are then compiled for one signature (not once more for read-only arrays)
     m = per_channel(mult, c)
     s = per_channel(shift, c)
