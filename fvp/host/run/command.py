@@ -319,7 +319,7 @@ def _run_elf(args) -> int:
     if refused:
         raise ConfigProblems([f"{refused[0]}: an option of this simulator's firmware image; an application ELF "
                               f"takes its own arguments after -- (fvp run {args.model} -- ARG...)"])
-    choice = fullsystem.choose(args.model, fullsystem.setting(args.overrides))
+    choice = fullsystem.choose(args.model, fullsystem.setting(args.overrides), label=args.model)
     if choice.engine != "qemu":
         why = choice.note or ("an ELF without code" if choice.image is not None else
                               "cpu.engine=python: fvp run APP.elf runs the ELF's own code")

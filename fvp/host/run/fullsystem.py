@@ -45,8 +45,9 @@ def setting(board_params: list, default: str = "auto") -> str:
     return value
 
 
-def choose(elf_path: str | None, engine: str, *, platform: str = "corstone-300") -> Choice:
-    """The engine for application ``elf_path`` (None: no ELF, the Python firmware) under ``cpu.engine``."""
+def choose(elf_path: str | None, engine: str, *, platform: str = "corstone-300", label: str | None = None) -> Choice:
+    """The engine for application ``elf_path`` (None: no ELF, the Python firmware) under ``cpu.engine``; a problem
+    names the file as ``label`` (default ``-a PATH``, the drop-in's)."""
     if elf_path is None or engine == "python":
         return Choice("python")
     if engine not in ("auto", "qemu"):
@@ -54,23 +55,24 @@ def choose(elf_path: str | None, engine: str, *, platform: str = "corstone-300")
     from ...machine.qemu.image import read_image
     from ...machine.qemu.process import QemuUnavailable, check_qemu
 
-    image = read_image(elf_path)
+    label = label or f"-a {elf_path}"
+    image = read_image(elf_path, label)
     if not image.has_code:
         if engine == "qemu":
-            raise ConfigError(f"-a {elf_path}: {ENGINE_KEY}=qemu, but the ELF holds no code to run (an `fvp elf` "
+            raise ConfigError(f"{label}: {ENGINE_KEY}=qemu, but the ELF holds no code to run (an `fvp elf` "
                               f"output runs on this simulator's firmware image: {ENGINE_KEY}=auto)")
         return Choice("python", image)
     if platform != "corstone-300":
         why = "QEMU has no machine for the Corstone-320 (MPS4)"
         if engine == "qemu":
-            raise ConfigError(f"-a {elf_path}: {ENGINE_KEY}=qemu: {why}")
+            raise ConfigError(f"{label}: {ENGINE_KEY}=qemu: {why}")
         return Choice("python", image, note=f"{os.path.basename(elf_path)} holds Cortex-M code that was not "
                                             f"executed: {why}; this simulator's firmware image ran in its place")
     try:
         qemu = check_qemu()
     except QemuUnavailable as e:
         if engine == "qemu":
-            raise ConfigError(f"-a {elf_path}: {ENGINE_KEY}=qemu: {e}") from None
+            raise ConfigError(f"{label}: {ENGINE_KEY}=qemu: {e}") from None
         return Choice("python", image, note=f"{os.path.basename(elf_path)} holds Cortex-M55 code that was not "
                                             f"executed (this simulator's firmware image ran in its place): {e}")
     return Choice("qemu", image, qemu=qemu)

@@ -64,38 +64,43 @@ class LoadImage:
     sections: list = field(default_factory=list)  # (name, address, size) of every allocated section
     sites: dict = field(default_factory=dict)  # address -> Site
     has_code: bool = False
+    label: str = ""  # how a problem names the file: "-a app.elf" (the drop-in), "app.elf" (fvp run)
 
 
-def read_image(path: str) -> LoadImage:
-    """The load image of the ELF at ``path``; ``ConfigError`` (one line) for a file that is not one for this CPU."""
-    with open_regular(path, ELF_LIMIT, label=f"-a {path}", kind="application file",
+def read_image(path: str, label: str | None = None) -> LoadImage:
+    """The load image of the ELF at ``path``; ``ConfigError`` (one line, starting with ``label``: default ``-a
+    PATH``) for a file that is not one for this CPU."""
+    label = label or f"-a {path}"
+    with open_regular(path, ELF_LIMIT, label=label, kind="application file",
                       why="not a plausible application") as f:
         try:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # read where the headers point, no more
         except (ValueError, OSError):  # an empty file
             data = b""
     try:
-        return _parse(data, path)
+        return _parse(data, path, label)
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
 
 
-def _parse(data, path: str) -> LoadImage:
+def _parse(data, path: str, label: str) -> LoadImage:
     if data[:4] != b"\x7fELF":
-        raise ConfigError(f"-a {path}: not an ELF file")
+        raise ConfigError(f"{label}: not an ELF file")
     if len(data) < 20 or data[4] != 1 or data[5] != 1 or struct.unpack_from("<H", data, 18)[0] != EM_ARM:
         cls, order = (data[4], data[5]) if len(data) > 5 else (0, 0)
         machine = struct.unpack_from("<H" if order != 2 else ">H", data, 18)[0] if len(data) >= 20 else -1
-        raise ConfigError(f"-a {path}: not a 32-bit little-endian Arm ELF (class {cls}, data encoding {order}, "
+        raise ConfigError(f"{label}: not a 32-bit little-endian Arm ELF (class {cls}, data encoding {order}, "
                           f"machine {machine}): the Cortex-M55 cannot run it")
     try:
         elf = Elf32(data)
         if elf.type != ET_EXEC:
             raise ValueError(f"ELF type {elf.type} is not an executable (ET_EXEC)")
-        return _image(elf, path)
+        image = _image(elf, path)
     except (ValueError, struct.error) as e:
-        raise ConfigError(f"-a {path}: malformed ELF file: {e}") from None
+        raise ConfigError(f"{label}: malformed ELF file: {e}") from None
+    image.label = label
+    return image
 
 
 def _image(elf: Elf32, path: str) -> LoadImage:
@@ -192,7 +197,7 @@ def check(image: LoadImage, board_memory) -> list[str]:
         else:
             where = (f"in QEMU's {an547.MACHINE} memory but not in the board's ("
                      + ", ".join(f"{m.name} 0x{m.base:08x}+{an547.size_text(m.size)}" for m in board) + ")")
-        problems.append(f"-a {image.path}: {what} at {span} is {where}")
+        problems.append(f"{image.label or '-a ' + image.path}: {what} at {span} is {where}")
     return problems
 
 
