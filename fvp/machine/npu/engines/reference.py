@@ -10,7 +10,8 @@ Pipeline of every kernel operation (:func:`run_kernel_op`):
    padded (padding contributes 0; for MAX pooling padding is ignored);
 2. ``value``: convolution / depthwise accumulators with the 40-bit bias, pooled sums or maxima, or the elementwise
    result (with OPA/OPB operand scaling for ADD/SUB);
-3. output stage (:func:`output_stage`): ``rshift_round(value, M, S, round_mode)`` + OFM_ZERO_POINT, clamp to
+3. output stage (:func:`output_stage`): ``rshift_round(value, M, S, round_mode)`` + OFM_ZERO_POINT (the U55/U65
+   leave it out on a 32-bit OFM without an activation function: ``NpuOperation.output_zero_point``), clamp to
    ACTIVATION_MIN/MAX (not for 32-bit OFM without a table), LUT, saturation to the OFM type; with a built-in
    TANH/SIGMOID (:func:`builtin_output`) the function comes first and the clamp applies to its result.
 
@@ -73,6 +74,18 @@ def rshift_round(v: int, m: int, s: int, mode: int) -> int:
     return (v * int(m) + rounding_constant(v, int(s), mode)) >> int(s)
 
 
+def scale_operand(v: int, scale, mode: int) -> int:
+    """An Ethos-U85 elementwise operand through its IFM/IFM2 scale register (:class:`Scale`): ``rshift_round``
+    of ``v << d`` by the multiplier and the shift + d, d being the register's double-round shift (``dbl_rnd``).
+    This is the U55/U65's OPA_32 operand scaling with its fixed L = 20 / 15 made a register field: the rounding
+    is at the same bit with or without d, only DBL's correction for large shifts moves d bits down (2**(30 - d)
+    for shifts above 31 - d), where TFLite's ADD rounds ``x << 20`` scaled by a Q31 multiplier (Regor's
+    ``ElementwiseAddSubScale`` folds the 2**20 into the multiplier, ``GenerateScalingForElementwise`` writes 20
+    there; its constant folder ``Scale()`` rounds alike)."""
+    d = int(scale.double_round)
+    return rshift_round(int(v) << d, scale.multiplier, scale.shift + d, mode)
+
+
 def tflite_multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
     """TFLite's reference ``MultiplyByQuantizedMultiplier`` (gemmlowp SRDHM + RoundingDivideByPOT), for tests.
 
@@ -126,7 +139,8 @@ def clamp_range(op) -> tuple:
 def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     """Apply TABLE_n to the clamped values ``y`` (int64 array); ``lut`` holds the SHRAM bytes from the table's
     slot on (``lut_start + 256 * n``).  8-bit index: ``LUT[y + 128]`` (signed) or ``LUT[y]`` with entries of the
-    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
+    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6), its 7 fraction bits rounded
+    off, or kept (``Activation.fraction_kept``)."""
     act = op.activation
     ofm = op.ofm
     bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
@@ -150,6 +164,8 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     u = np.clip(y + 32768 if signed else y, 0, 65535)
     idx = u >> 7
     frac = u & 0x7F
+    if act.fraction_kept:  # LUT_S16_S32: the 23-bit interpolation as it is
+        return (base[idx] << 7) + slope[idx] * frac
     return ((base[idx] << 7) + slope[idx] * frac + 64) >> 7
 
 
@@ -243,7 +259,7 @@ def output_stage(value: np.ndarray, mult, shift, op, lut: np.ndarray | None = No
     m = np.broadcast_to(np.asarray(mult, dtype=object), (c,))
     s = np.broadcast_to(np.asarray(shift, dtype=object), (c,))
     f = np.frompyfunc(lambda x, mm, ss: rshift_round(x, mm, ss, mode), 3, 1)
-    y = f(v, m, s) + int(ofm.zero_point)
+    y = f(v, m, s) + int(op.output_zero_point)
     if op.activation.builtin:  # saturated far outside the functions' table first (exact Python integers)
         return builtin_output(np.clip(y, -(1 << 40), 1 << 40).astype(np.int64), op, lut)
     rng = clamp_range(op)
@@ -515,20 +531,20 @@ def bitwise_elementwise(a: np.ndarray, b, op) -> np.ndarray:
 
 
 def per_operand_scaled(a, b, op):
-    """Ethos-U85 elementwise operands: ``rshift_round(x, IFM_SCALE)`` for IFM, ``rshift_round(x, IFM2_SCALE)``
-    for IFM2 (exact integers); LRELU scales its one operand by IFM_SCALE where x >= 0 and by IFM2_SCALE (the
+    """Ethos-U85 elementwise operands: :func:`scale_operand` by IFM_SCALE for IFM, by IFM2_SCALE for IFM2 (exact
+    integers); LRELU scales its one operand by IFM_SCALE where x >= 0 and by IFM2_SCALE (the
     slope) where x < 0 (Regor's U85 LeakyRelu scaling). Unit scales (1, 0) leave values unchanged."""
-    ma, sa, ra = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
-    fa = np.frompyfunc(lambda x: rshift_round(x, ma, sa, ra), 1, 1)
+    sa, ra = op.opa_scale, op.ifm_round_mode
+    fa = np.frompyfunc(lambda x: scale_operand(x, sa, ra), 1, 1)
     if op.sub_op == "LRELU":
-        mb, sb, rb = op.ifm2_scale.multiplier, op.ifm2_scale.shift, op.ifm2_round_mode
-        fb = np.frompyfunc(lambda x: rshift_round(x, ma, sa, ra) if x >= 0 else rshift_round(x, mb, sb, rb), 1, 1)
+        sb, rb = op.ifm2_scale, op.ifm2_round_mode
+        fb = np.frompyfunc(lambda x: scale_operand(x, sa, ra) if x >= 0 else scale_operand(x, sb, rb), 1, 1)
         return fb(a.astype(object)), b
     a2 = fa(a.astype(object))
     if b is None:
         return a2, b
-    mb, sb, rb = op.ifm2_scale.multiplier, op.ifm2_scale.shift, op.ifm2_round_mode
-    fb = np.frompyfunc(lambda x: rshift_round(x, mb, sb, rb), 1, 1)
+    sb, rb = op.ifm2_scale, op.ifm2_round_mode
+    fb = np.frompyfunc(lambda x: scale_operand(x, sb, rb), 1, 1)
     return a2, fb(b.astype(object))
 
 

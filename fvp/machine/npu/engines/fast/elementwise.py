@@ -9,7 +9,7 @@ from ...descriptors import IfmScaleMode
 from ...jit import njit
 from .. import reference as ref
 from .paths import small
-from .scaling import mul_round_shift, mul_round_shift_np
+from .scaling import SAT, mul_round_shift, mul_round_shift_np
 
 @njit
 def _scale_operand(x, L, m, s, mode, out):
@@ -42,18 +42,28 @@ def _clz(a, out):
         o[i] = n
 
 
+def _per_operand(x, scale, mode):
+    """:func:`reference.scale_operand` of the int64 array ``x``: ``x << d`` scaled with the shift + d, or the
+    reference's own function where ``x << d`` would leave int64 (a 32-bit operand with a double-round shift,
+    which no compiler writes)."""
+    d = scale.double_round
+    if d and int(np.abs(x).max(initial=0)) >= 1 << (62 - d):
+        f = np.frompyfunc(lambda v: min(max(ref.scale_operand(v, scale, mode), -int(SAT)), int(SAT)), 1, 1)
+        return f(x).astype(np.int64)
+    return mul_round_shift_np(x << d, scale.multiplier, scale.shift + d, mode)
+
+
 def _per_operand_scaled(a, b, op):
     """:func:`reference.per_operand_scaled` in int64 (object integers where a product could overflow)."""
     sa = op.opa_scale
     if op.sub_op == "LRELU":
         sb = op.ifm2_scale
-        pos = mul_round_shift_np(a, sa.multiplier, sa.shift, op.ifm_round_mode)
-        neg = mul_round_shift_np(a, sb.multiplier, sb.shift, op.ifm2_round_mode)
+        pos = _per_operand(a, sa, op.ifm_round_mode)
+        neg = _per_operand(a, sb, op.ifm2_round_mode)
         return np.where(a >= 0, pos, neg), b
-    a = mul_round_shift_np(a, sa.multiplier, sa.shift, op.ifm_round_mode)
+    a = _per_operand(a, sa, op.ifm_round_mode)
     if b is not None:
-        sb = op.ifm2_scale
-        b = mul_round_shift_np(b, sb.multiplier, sb.shift, op.ifm2_round_mode)
+        b = _per_operand(b, op.ifm2_scale, op.ifm2_round_mode)
     return a, b
 
 
