@@ -200,6 +200,11 @@ def test_a_qemu_too_old_or_failing_is_one_line(tmp_path):
     rc, out, err = run_fvp("run", OWN, env_extra={"FVP_QEMU": broken})
     assert rc == 1 and "QEMU did not start" in out + err and "cannot do that" in out + err, out + err
     assert time.monotonic() - t0 < 30
+    (tmp_path / "h").mkdir()  # a QEMU that starts and never answers: the wait ends (here at --timelimit)
+    hangs = _fake_qemu(tmp_path / "h", 'case "$1" in --version) echo "QEMU emulator version 7.2.0";; '
+                                       '*) exec sleep 600;; esac\n')
+    rc, out, err = run_fvp("run", OWN, "--timelimit", "2", env_extra={"FVP_QEMU": hangs})
+    assert rc == 1 and "QEMU did not start: the GDB stub did not answer within" in out + err, out + err
 
 
 # ------------------------------------------------------------------------------------------ lifetime

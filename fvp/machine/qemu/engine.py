@@ -32,11 +32,12 @@ from .guestmem import GuestMemory
 from .memory import PageSync, shared_view
 from .monitor import Qmp, QTest
 from .process import QemuProcess, check_qemu
-from .rsp import GdbRemote, ProtocolError
+from .rsp import GdbRemote, ProtocolError, StubTimeout
 from .semihosting import Semihosting, console_writer
 
 
 XPSR_T = 1 << 24  # the Thumb state bit of the xPSR (the reset takes it from bit 0 of the reset vector)
+START_TIMEOUT_S = 60.0  # QEMU's GDB stub answers within this of its start (0.1-0.2 s here; a loaded host is slower)
 
 
 @dataclass
@@ -74,10 +75,14 @@ class QemuEngine:
             gdb = GdbRemote(proc.sockets["gdb"])
             qtest = QTest(proc.sockets["qtest"])
             try:
-                gdb.handshake()
+                limit = platform.sim.time_limit_s  # --timelimit bounds the wait too
+                gdb.handshake(timeout=START_TIMEOUT_S if limit is None else
+                              max(0.5, min(START_TIMEOUT_S, limit - platform.sim.wall_seconds)))
                 qmp = Qmp(proc.sockets["qmp"])
             except ProtocolError as e:
-                status = proc.wait(5.0)
+                status = proc.exited() if isinstance(e, StubTimeout) else proc.wait(5.0)
+                if status is None:  # it runs and does not answer
+                    raise ProtocolError(f"QEMU did not start: {e} ({proc.path})") from None
                 raise ProtocolError(f"QEMU did not start (status {status}): "
                                     f"{proc.stderr_text().strip()[-300:] or e}") from None
             memory = GuestMemory(gdb, qtest, proc.ddr_map)

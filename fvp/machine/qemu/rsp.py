@@ -29,6 +29,10 @@ class ProtocolError(FvpError):
     """The stub closed the connection or answered something this client cannot read."""
 
 
+class StubTimeout(ProtocolError):
+    """The stub did not answer in the time it was given."""
+
+
 class GdbRemote:
     def __init__(self, sock: socket.socket):
         self.sock = sock
@@ -77,9 +81,13 @@ class GdbRemote:
         """Whether a packet (or part of one) has arrived without being read."""
         return b"$" in self._buf
 
-    def request(self, payload: bytes) -> bytes:
+    def request(self, payload: bytes, timeout: float | None = None) -> bytes:
+        """The reply to ``payload``; ``ProtocolError`` if none comes within ``timeout`` seconds (None: waits)."""
         self.send(payload)
-        return self.receive()
+        reply = self.receive(timeout)
+        if reply is None:
+            raise StubTimeout(f"the GDB stub did not answer within {timeout:.1f} s")
+        return reply
 
     def requests(self, *payloads: bytes) -> list[bytes]:
         """Several requests written at once, their replies in order."""
@@ -92,12 +100,13 @@ class GdbRemote:
                 raise ProtocolError(f"the GDB stub refused {p[:40]!r}: {r[:80]!r}")
 
     # ---------------------------------------------------------------- session
-    def handshake(self) -> bytes:
-        """``qSupported`` and the target description (QEMU answers register packets only after it)."""
-        features = self.request(b"qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=arm")
+    def handshake(self, timeout: float | None = None) -> bytes:
+        """``qSupported`` and the target description (QEMU answers register packets only after it); each answer
+        within ``timeout`` seconds (a QEMU that hangs at its start is an error, not a wait without end)."""
+        features = self.request(b"qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=arm", timeout)
         offset = 0
         while True:
-            r = self.request(b"qXfer:features:read:target.xml:%x,%x" % (offset, 0x800))
+            r = self.request(b"qXfer:features:read:target.xml:%x,%x" % (offset, 0x800), timeout)
             if not r or r[:1] not in b"lm":
                 raise ProtocolError(f"the GDB stub gave no target description ({r[:60]!r})")
             offset += len(r) - 1
