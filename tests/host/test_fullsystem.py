@@ -109,7 +109,7 @@ def test_run_fvp_sh_runs_the_real_u55_runners_code():
     # the runner's own log: ET_LOG names its C++ sources; the NPU's cycles are the Python runner's
     assert "I [executorch:arm_executor_runner.cpp:" in out and "arm_perf_monitor.cpp" in out
     assert "TEST: BundleIO index[0] Test_result: PASS" in out
-    assert "ethosu_pmu_cycle_cntr : 1028 (1028.00 per inference)" in out
+    assert "ethosu_pmu_cycle_cntr : 957 (957.00 per inference)" in out  # the Python runner's, as in the README's log
     assert int(TRAILER.search(out).group(1)) > 1_000_000  # 0.34 M instructions at the FVP's CPI of 1, 32 MHz
 
 
