@@ -79,6 +79,14 @@ class Bridge:
 
     # ---------------------------------------------------------------- running
     def run(self) -> int:
+        try:
+            return self._run()
+        except ProtocolError:  # a channel broke: QEMU's own end (killed, crashed) is said as such
+            if self.proc.wait(2.0) is None:
+                raise
+            self._qemu_died()
+
+    def _run(self) -> int:
         words = sorted({s.word for s in self.sites.values() if s.word is not None})
         packets = [b"Z3,%x,4" % w for w in words]
         packets += [b"Z4,%x,%x" % (a, b - a) for a, b in self.windows]

@@ -110,3 +110,23 @@ def test_an_eot_seen_while_the_cpu_runs_ends_at_its_next_stop():
         with pytest.raises(SimulationStop):
             b._emit_uart(running=True)
         assert b.ended == ended and b._uart_done
+
+
+def test_a_broken_channel_of_a_dead_qemu_is_qemus_end():
+    # whichever channel notices first (GDB, qtest or QMP), a QEMU that died is said as such; one that runs is not
+    from fvp.machine.qemu.rsp import ProtocolError
+
+    def broken():
+        raise ProtocolError("QEMU's QMP connection failed: [Errno 104] Connection reset by peer")
+
+    for status, expect in ((-9, StopReason.QEMU), (None, ProtocolError)):
+        b = Bridge.__new__(Bridge)
+        b._run, b.uart = broken, None
+        b.proc = type("Proc", (), {"wait": lambda self, t: status, "stderr_text": lambda self: "",
+                                   "close": lambda self: None, "exited": lambda self: status})()
+        with pytest.raises((SimulationStop, ProtocolError)) as e:
+            b.run()
+        if expect is StopReason.QEMU:
+            assert e.value.reason == StopReason.QEMU and "QEMU exited unexpectedly (status -9)" in e.value.message
+        else:
+            assert type(e.value) is ProtocolError
