@@ -1,5 +1,6 @@
 """The fast engine's elementwise operations: the reference engine's ``elementwise_value`` in int64 numpy, with
-numba kernels for the operand scaling of ADD/SUB, SHR, CLZ and the LRELU slope on large arrays."""
+numba kernels for the operand scaling of ADD/SUB, SHR, CLZ and the LRELU slope on large arrays; and, for the
+kernels' regime, ADD/SUB/MUL with their output stage in one pass (:func:`fused_elementwise`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ...descriptors import IfmScaleMode
 from ...jit import njit
 from .. import reference as ref
 from .paths import small
-from .scaling import mul_round_shift, mul_round_shift_np
+from .scaling import is_scalar, mul_round_shift, mul_round_shift_np, scale_clamp
 
 @njit
 def _scale_operand(x, L, m, s, mode, out):
@@ -138,3 +139,95 @@ def elementwise_value(a_raw, b_raw, op):
         return np.where(a >= 0, a, neg)
     raise ValueError(sub)
 
+
+
+_ADD, _SUB, _MUL = 0, 1, 2
+_FUSED_SUB_OPS = {"ADD": _ADD, "SUB": _SUB, "MUL": _MUL}
+
+
+@njit(inline="always")
+def _elementwise_one(av, bv, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp, do_clamp, lo, hi,
+                     out_lo, out_hi):
+    """One output value of :func:`_elementwise_kernel` from operands with their zero points subtracted."""
+    if rev:
+        av, bv = bv, av
+    if sub == _MUL:
+        v = av * bv
+    else:
+        if scale_mode == 0:  # OPA_OPB_16
+            av = av * ma16
+            bv = bv * mb16
+        elif scale_mode == 1:  # OPA_32: A scaled, B fixed
+            av = mul_round_shift(av << L, m32, s32 + L, rm32)
+            bv = bv << (L - 1) if L else bv
+        else:  # OPB_32
+            av = av << (L - 1) if L else av
+            bv = mul_round_shift(bv << L, m32, s32 + L, rm32)
+        v = av + bv if sub == _ADD else av - bv
+    return min(max(scale_clamp(v, m, s, mode, zp, do_clamp, lo, hi), out_lo), out_hi)
+
+
+@njit
+def _elementwise_kernel(a, b, zpa, zpb, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp, do_clamp,
+                        lo, hi, out_lo, out_hi, out):
+    """ADD/SUB/MUL and the output stage (no table) in one pass, the values as :func:`elementwise_value` and
+    :func:`scaling.output_stage_kernel` compute them: ``a`` (H, W, C) and ``out`` C-contiguous, ``b`` broadcast
+    along its axes of 1."""
+    H, W, C = out.shape
+    bh, bw, bc = b.shape
+    fa = a.reshape(-1)
+    fo = out.reshape(-1)
+    if b.size == 1:  # a scalar or a 1x1x1 IFM2
+        bv = np.int64(b[0, 0, 0]) - zpb
+        for i in range(fa.shape[0]):
+            fo[i] = _elementwise_one(np.int64(fa[i]) - zpa, bv, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32,
+                                     m, s, mode, zp, do_clamp, lo, hi, out_lo, out_hi)
+    elif bh == H and bw == W and bc == C:
+        fb = b.reshape(-1)
+        for i in range(fa.shape[0]):
+            fo[i] = _elementwise_one(np.int64(fa[i]) - zpa, np.int64(fb[i]) - zpb, rev, sub, scale_mode, ma16, mb16,
+                                     L, m32, s32, rm32, m, s, mode, zp, do_clamp, lo, hi, out_lo, out_hi)
+    else:
+        for y in range(H):
+            yb = y if bh > 1 else 0
+            for x in range(W):
+                xb = x if bw > 1 else 0
+                for c in range(C):
+                    out[y, x, c] = _elementwise_one(np.int64(a[y, x, c]) - zpa,
+                                                    np.int64(b[yb, xb, c if bc > 1 else 0]) - zpb, rev, sub,
+                                                    scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp,
+                                                    do_clamp, lo, hi, out_lo, out_hi)
+
+
+def fused_elementwise(op, a_raw, b_raw):
+    """:func:`elementwise_value` and the output stage of an ADD/SUB/MUL in one kernel pass (int32 values, int64
+    for an unsigned 32-bit OFM), or None when it is not its case (a table or built-in activation, the U85's
+    per-operand scaling, another mode, per-channel OFM scales, operand shapes that do not broadcast)."""
+    sub = _FUSED_SUB_OPS.get(op.sub_op)
+    act = op.activation
+    mode = op.ifm_scale_mode
+    if sub is None or act.table is not None or act.builtin or mode == IfmScaleMode.PER_OPERAND:
+        return None
+    m, s = ref.ofm_scales(op)
+    sa = op.opa_scale
+    if not (is_scalar(m) and is_scalar(s)) or (sa is None and sub != _MUL):
+        return None
+    ma, sh = (sa.multiplier, sa.shift) if sa is not None else (0, 0)
+    bc = op.broadcast
+    if bc.scalar:
+        b_raw, zpb = np.full((1, 1, 1), bc.scalar_value, np.int64), bc.scalar_zero_point
+    else:
+        zpb = op.ifm2.zero_point
+    if (b_raw is None or a_raw.ndim != 3 or b_raw.ndim != 3
+            or any(nb not in (1, na) for na, nb in zip(a_raw.shape, b_raw.shape))):
+        return None
+    a_raw, b_raw = np.ascontiguousarray(a_raw), np.ascontiguousarray(b_raw)
+    ifm, ofm = op.ifm, op.ofm
+    rng = ref.clamp_range(op)
+    L = 20 if ifm.bits == 8 else 15 if ifm.bits == 16 else 0
+    out = np.empty(a_raw.shape, np.int64 if ofm.bits == 32 and not ofm.signed else np.int32)
+    _elementwise_kernel(a_raw, b_raw, int(ifm.zero_point), int(zpb), bool(bc.reversed_operands), sub, int(mode),
+                        ma & 0xFFFF, op.opb_scale & 0xFFFF, L, ma, sh, int(op.ifm_round_mode), int(m), int(s), int(op.ofm_round_mode),
+                        int(ofm.zero_point), rng is not None, int(rng[0]) if rng else 0, int(rng[1]) if rng else 0,
+                        int(ofm.min_value), int(ofm.max_value), out)
+    return out
