@@ -10,7 +10,7 @@ from ...descriptors import IfmScaleMode
 from ...jit import njit
 from .. import reference as ref
 from .paths import small
-from .scaling import is_scalar, mul_round_shift, mul_round_shift_np, scale_clamp
+from .scaling import _DBL, _NATURAL, is_scalar, mul_round_shift, mul_round_shift_np, scale_clamp
 
 @njit
 def _scale_operand(x, L, m, s, mode, out):
@@ -145,58 +145,81 @@ _ADD, _SUB, _MUL = 0, 1, 2
 _FUSED_SUB_OPS = {"ADD": _ADD, "SUB": _SUB, "MUL": _MUL}
 
 
-@njit(inline="always")
-def _elementwise_one(av, bv, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp, do_clamp, lo, hi,
-                     out_lo, out_hi):
-    """One output value of :func:`_elementwise_kernel` from operands with their zero points subtracted."""
-    if rev:
-        av, bv = bv, av
-    if sub == _MUL:
-        v = av * bv
+@njit
+def _operand(x, zp, shape):
+    """``x - zp`` in int64, broadcast along ``x``'s axes of 1 to ``shape``, flat (C order)."""
+    H, W, C = shape
+    xh, xw, xc = x.shape
+    out = np.empty(H * W * C, np.int64)
+    if xh == H and xw == W and xc == C:
+        f = x.reshape(-1)
+        for i in range(out.shape[0]):
+            out[i] = np.int64(f[i]) - zp
     else:
-        if scale_mode == 0:  # OPA_OPB_16
-            av = av * ma16
-            bv = bv * mb16
-        elif scale_mode == 1:  # OPA_32: A scaled, B fixed
-            av = mul_round_shift(av << L, m32, s32 + L, rm32)
-            bv = bv << (L - 1) if L else bv
-        else:  # OPB_32
-            av = av << (L - 1) if L else av
-            bv = mul_round_shift(bv << L, m32, s32 + L, rm32)
-        v = av + bv if sub == _ADD else av - bv
-    return min(max(scale_clamp(v, m, s, mode, zp, do_clamp, lo, hi), out_lo), out_hi)
+        i = 0
+        for y in range(H):
+            for w in range(W):
+                for c in range(C):
+                    out[i] = np.int64(x[y if xh > 1 else 0, w if xw > 1 else 0, c if xc > 1 else 0]) - zp
+                    i += 1
+    return out
 
 
 @njit
 def _elementwise_kernel(a, b, zpa, zpb, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp, do_clamp,
                         lo, hi, out_lo, out_hi, out):
-    """ADD/SUB/MUL and the output stage (no table) in one pass, the values as :func:`elementwise_value` and
-    :func:`scaling.output_stage_kernel` compute them: ``a`` (H, W, C) and ``out`` C-contiguous, ``b`` broadcast
-    along its axes of 1."""
-    H, W, C = out.shape
-    bh, bw, bc = b.shape
-    fa = a.reshape(-1)
+    """ADD/SUB/MUL and the output stage (no table) over ``out``'s shape, the values as :func:`elementwise_value`
+    and :func:`scaling.output_stage_kernel` compute them: ``a`` and ``b`` broadcast along their axes of 1,
+    ``out`` C-contiguous. The operation's branches are taken once, outside the loops; the output stage is one
+    branch-free pass when every ``|v| * m`` and the rounding constant stay below 2**62 (the int64 expression
+    then equals :func:`scaling.mul_round_shift`: no overflow, no saturation), else :func:`scaling.scale_clamp`
+    per value."""
+    fa = _operand(a, zpa, out.shape)
+    fb = _operand(b, zpb, out.shape)
+    if rev:
+        fa, fb = fb, fa
+    n = fa.shape[0]
+    v = fa  # the values, in place of operand A
+    if sub == _MUL:
+        for i in range(n):
+            v[i] = fa[i] * fb[i]
+    elif scale_mode == 0:  # OPA_OPB_16
+        if sub == _ADD:
+            for i in range(n):
+                v[i] = fa[i] * ma16 + fb[i] * mb16
+        else:
+            for i in range(n):
+                v[i] = fa[i] * ma16 - fb[i] * mb16
+    else:  # OPA_32 (A scaled, B fixed) or OPB_32 (B scaled, A fixed)
+        for i in range(n):
+            av, bv = fa[i], fb[i]
+            if scale_mode == 1:
+                av = mul_round_shift(av << L, m32, s32 + L, rm32)
+                bv = bv << (L - 1) if L else bv
+            else:
+                av = av << (L - 1) if L else av
+                bv = mul_round_shift(bv << L, m32, s32 + L, rm32)
+            v[i] = av + bv if sub == _ADD else av - bv
     fo = out.reshape(-1)
-    if b.size == 1:  # a scalar or a 1x1x1 IFM2
-        bv = np.int64(b[0, 0, 0]) - zpb
-        for i in range(fa.shape[0]):
-            fo[i] = _elementwise_one(np.int64(fa[i]) - zpa, bv, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32,
-                                     m, s, mode, zp, do_clamp, lo, hi, out_lo, out_hi)
-    elif bh == H and bw == W and bc == C:
-        fb = b.reshape(-1)
-        for i in range(fa.shape[0]):
-            fo[i] = _elementwise_one(np.int64(fa[i]) - zpa, np.int64(fb[i]) - zpb, rev, sub, scale_mode, ma16, mb16,
-                                     L, m32, s32, rm32, m, s, mode, zp, do_clamp, lo, hi, out_lo, out_hi)
+    v_lo = v_hi = np.int64(0)
+    for i in range(n):
+        v_lo = min(v_lo, v[i])
+        v_hi = max(v_hi, v[i])
+    if not do_clamp:
+        lo, hi = out_lo, out_hi
+    bound = (np.int64(1) << 61) - (np.int64(1) << 31)  # |v * m| <= bound: v * m + R + 2**30 < 2**62
+    if ((mode == _DBL or mode == _NATURAL) and 0 <= s <= 62 and 0 <= m < (1 << 32) and -bound <= v_lo
+            and v_hi <= bound and (m == 0 or max(v_hi, -v_lo) <= bound // m)):
+        r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
+        r_dbl = (np.int64(1) << 30) if mode == _DBL and s > 31 else np.int64(0)
+        for i in range(n):
+            x = v[i]
+            sign = np.int64(1) - np.int64(2) * np.int64(x < 0)
+            y = ((x * m + r + sign * r_dbl) >> s) + zp
+            fo[i] = min(max(min(max(y, lo), hi), out_lo), out_hi)
     else:
-        for y in range(H):
-            yb = y if bh > 1 else 0
-            for x in range(W):
-                xb = x if bw > 1 else 0
-                for c in range(C):
-                    out[y, x, c] = _elementwise_one(np.int64(a[y, x, c]) - zpa,
-                                                    np.int64(b[yb, xb, c if bc > 1 else 0]) - zpb, rev, sub,
-                                                    scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp,
-                                                    do_clamp, lo, hi, out_lo, out_hi)
+        for i in range(n):
+            fo[i] = min(max(scale_clamp(v[i], m, s, mode, zp, do_clamp, lo, hi), out_lo), out_hi)
 
 
 def fused_elementwise(op, a_raw, b_raw):
@@ -221,7 +244,6 @@ def fused_elementwise(op, a_raw, b_raw):
     if (b_raw is None or a_raw.ndim != 3 or b_raw.ndim != 3
             or any(nb not in (1, na) for na, nb in zip(a_raw.shape, b_raw.shape))):
         return None
-    a_raw, b_raw = np.ascontiguousarray(a_raw), np.ascontiguousarray(b_raw)
     ifm, ofm = op.ifm, op.ofm
     rng = ref.clamp_range(op)
     L = 20 if ifm.bits == 8 else 15 if ifm.bits == 16 else 0
