@@ -13,13 +13,13 @@ between runtime versions (struct sizes, accounting, log strings, step order) com
 (``firmware.runtime``). Entry point: ``main(bus, boot_info)``. Beside it, in ``executor_runner/``: the options
 a board may set and ``check_config`` (validates the firmware section of the board), the BundleIO check, and what
 the image offers the host (``default_image``, the tutorial's ``x + x`` baked in per NPU configuration;
-``ethosu_command_streams`` and ``inspect_program``, the program reader for ``fvp disasm`` and ``fvp inspect``).
+``ethosu_command_streams`` and ``inspect_program``, the program reader for ``fvp disasm`` and ``fvp inspect``;
+``check_program``, what ``fvp run`` refuses before it runs).
 """
 
 from __future__ import annotations
 
 import base64
-import io
 import sys
 
 import numpy as np
@@ -41,16 +41,18 @@ from .executorch.profiles import (DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, SEMIHOSTIN
                                   bind, get_profile)
 from .executorch.program import load_program
 from .executor_runner.bundle_check import BundleCheck
-from .executor_runner.image import default_image, ethosu_command_streams, ethosu_configurations, inspect_program
+from .executor_runner.image import (check_program, default_image, ethosu_command_streams, ethosu_configurations,
+                                     inspect_program)
 from .executor_runner.options import DEBUG_BUFFER_SIZE, ETDUMP_DEBUG_LEVELS, check_config
+from .npy import load_npy
 
 # the kernels as the runtime registers them (the operator registry, executorch/kernels/registry.py): each behind
 # the unboxing wrapper that checks its arguments' EValue tags against the types declared with the kernel
 RUNTIME_KERNELS = REGISTRY.unboxed()
 
 
-__all__ = ["check_config", "default_image", "ethosu_command_streams", "ethosu_configurations", "inspect_program",
-           "main", "session"]
+__all__ = ["check_config", "check_program", "default_image", "ethosu_command_streams", "ethosu_configurations",
+           "inspect_program", "main", "session"]
 
 
 class _Abort(Exception):
@@ -110,13 +112,27 @@ class Runner(BundleCheck):
         self.file_alloc = None   # the semihosting runner's input_file_allocator
 
     # ------------------------------------------------------------------ helpers
-    def check(self, ok: bool, cond: str, message: str) -> None:
-        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort."""
+    def check(self, ok: bool, cond: str, message: str, why: str = "") -> None:
+        """``ET_CHECK_MSG``: on failure print ``F ... In function f(), assert failed (cond): msg`` and abort;
+        ``why`` is added to the reason the simulator reports (the trailer, the drop-in's error line), not to the
+        runner's own line."""
         if ok:
             return
         frame = sys._getframe(1)
         self.log.log("F", f"In function {frame.f_code.co_name}(), assert failed ({cond}): {message}", depth=1)
-        raise _Abort(message)
+        raise _Abort(f"{message} ({why})" if why else message)
+
+    def method_pool_hint(self, pool_size: int) -> None:
+        """What to do when the method pool cannot hold what loading the method needs (as the Ethos-U backend
+        says for the temp pool): a larger one, at least the planned memory and a margin for the method's
+        loaded objects (a few KiB for the corpus programs, ``method_allocator_loaded``)."""
+        planned = sum(getattr(self, "planned_sizes", ()))
+        need = planned + max(64 << 10, planned // 8)
+        unit, name = (1 << 20, "MiB") if need >= 1 << 20 else (1 << 10, "KiB")
+        self.bus.host_note(f"the method pool ({pool_size} bytes) is too small for this program: its planned memory "
+                           f"is {planned} bytes, plus what loading the method takes: give it a larger one, e.g. "
+                           f"-C firmware.pools.method.size={-(-need // unit)}{name} (fvp inspect shows the planned "
+                           f"memory)")
 
     def checked(self, fn, *args):
         """``fn(*args)`` under the runner's fatal checks: a failed ``ET_CHECK`` aborts the run."""
@@ -253,6 +269,7 @@ class Runner(BundleCheck):
             log.info(msgs["planned_fast_pool"].format(size=fast_pool.size))
         base_planned = used()
         buffers = []
+        self.planned_sizes = [s for i, s in enumerate(plan.memory_planned_buffer_sizes) if i != fast_index]
         for idx, size in enumerate(plan.memory_planned_buffer_sizes):
             log.info(prof["planned_line"].format(index=idx, mem_id=idx + 1, size=size))
             region = "SLOW_MEMORY_REGION"
@@ -265,6 +282,8 @@ class Runner(BundleCheck):
                 addr = self.fast_alloc.allocate(size, prof["planned_alignment"])
             else:
                 addr = self.method_alloc.allocate(size, prof["planned_alignment"])
+                if addr is None:
+                    self.method_pool_hint(pool.size)
             self.check(addr is not None, "buffer != nullptr",
                        f"Could not allocate memory for planned buffer with mem_id={idx + 1}, size {size} in {region}")
             buffers.append((addr, size))
@@ -294,9 +313,15 @@ class Runner(BundleCheck):
             load_ok = False
             log.info(msgs["load_failed"].format(name=plan.name, status=int(e.code)))
             self.load_status = e.code
+            self.load_why = str(e.message).splitlines()[0] if e.message else ""
+            if e.code == Error.OperatorMissing:
+                self.load_why += ": this runner has no kernel for it; fvp inspect lists what the program needs"
+            elif e.code == Error.MemoryAllocationFailed and "planned buffer" not in self.load_why:
+                self.method_pool_hint(pool.size)
         self.loaded = used() - base_loaded
         log.info(msgs["method_loaded"].format(name=plan.name))
-        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))))
+        self.check(load_ok, "method.ok()", msgs["load_failed"].format(name=plan.name, status=int(getattr(self, "load_status", 0))),
+                   why=getattr(self, "load_why", ""))
 
         log.info(msgs["preparing_inputs"])
         base_input = used()
@@ -391,7 +416,7 @@ class Runner(BundleCheck):
         shape, laid out in the tensor's dim order."""
         if path.endswith(".npy"):
             try:
-                arr = np.load(io.BytesIO(data), allow_pickle=False)
+                arr = load_npy(data)
             except ValueError as e:
                 log.error(f"{path}: not a valid .npy file: {e}")
                 raise RuntimeFailure(Error.InvalidArgument, "npy") from None

@@ -1,4 +1,4 @@
-"""fvp: an open model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65).
+"""fvp: an open model of Arm's Corstone-300 and Corstone-320 FVPs (Cortex-M55 + Ethos-U55/U65, Cortex-M85 + Ethos-U85).
 
 The hardware half of the simulator, in three rooms: ``fvp.machine`` (the simulated machine), ``fvp.boards``
 (the board files and the code that loads them) and ``fvp.host`` (the command-line tools around the machine);
@@ -8,6 +8,22 @@ board YAML is loaded by name and sees the machine only through the bus handle th
 
 import os
 import sys
+
+# The console scripts (pyproject.toml) import this package first: a Ctrl-C from here until their guard is in place
+# (fvp.host.launch) ends as one during the run does, one line and status 130, not a KeyboardInterrupt traceback
+# from the imports. Only in those scripts' processes; never for a library caller.
+_CONSOLE_SCRIPTS = ("fvp", "FVP_Corstone_SSE-300_Ethos-U55", "FVP_Corstone_SSE-300_Ethos-U65", "FVP_Corstone_SSE-320")
+if sys.argv and os.path.basename(sys.argv[0]).removesuffix(".exe") in _CONSOLE_SCRIPTS:
+    import _signal  # the C module: `signal` itself takes a millisecond or two to import (enums)
+
+    def _interrupted_while_starting(signum, frame):
+        os.write(2, f"{os.path.basename(sys.argv[0]).removesuffix('.exe')}: interrupted\n".encode())
+        os._exit(130)
+
+    try:
+        _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+    except ValueError:  # not the main thread
+        pass
 
 # The NPU engines run many small matrix products (one per convolution block); multi-threaded BLAS costs more
 # in thread hand-off than it gains at these sizes (measured: MobileNetV2 0.41 s with one thread, 0.82 s with

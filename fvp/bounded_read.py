@@ -37,6 +37,8 @@ def read_input(path, limit: int, *, label: str | None = None, kind: str = "file"
     """
     label = label or str(path)
     limit = max(0, int(limit))
+    if "\0" in str(path):
+        raise ConfigProblems([f"{label}: the file name contains a NUL byte"])
     try:
         f = open(path, "rb")
     except FileNotFoundError:

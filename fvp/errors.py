@@ -67,6 +67,13 @@ class ConfigProblems(ConfigError):
         self.problems = problems
 
 
+class OutputLost(FvpError):
+    """A file the command line asked for could not be written (a full disk, a failing device): one line, exit
+    status 1 (the run's output is lost), never 2."""
+
+    exit_status = 1
+
+
 class BusFault(FvpError):
     """An access to an unmapped address or to memory the master cannot reach."""
 

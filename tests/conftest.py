@@ -1,19 +1,57 @@
+"""How the test suite stays cheap (issue 30: the README's command under 150 CPU seconds, the quick subset under
+30), and the mechanisms a new test should reuse:
+
+- **Commands run in this process.** ``testutil.run_fvp("run", model, ...)`` (and ``prog="fvp.host.dropin"`` for the
+  FVP drop-in, ``prog="tools/run.sh"`` for the tutorial flow) calls the command's ``main(argv)`` with stdout and
+  stderr captured, the working directory and environment set for the call: the run's own CPU, not a new
+  interpreter's 0.3-0.5 s (more with ``PYTHONDONTWRITEBYTECODE``, which recompiles every module per process).
+  ``testutil.fvp_process(...)`` gives the same as a ``subprocess.CompletedProcess``. Only what a new process alone
+  shows (start-up, imports, exit, signals, console scripts, environment read at import) takes
+  ``new_process=True``; ``testutil.remarks(err)`` is stderr less the two lines every ``fvp run`` prints.
+- **One run, several checks.** A run that several tests check is a module- or session-scoped fixture (e.g.
+  ``tests/host/test_where_time_goes.py``'s ``mv1_profile``, ``test_sweep.py``'s ``local_sweep``); the stream checker
+  rides on the corpus and oracle end-to-end runs (``--check-stream warn``) instead of running them again.
+- **No clock.** No test asserts wall-clock time: Hypothesis's deadline is off (below); a bound on work is counted
+  (``testutil.python_lines``); ``--timelimit`` runs on ``testutil.FakeSimClock``, which advances only at the NPU
+  engines' interruption points.
+- **Slow and quick.** ``SLOW_MODULES`` / ``SLOW_TESTS`` below are left out of the quick subset (``-m "not slow"``;
+  the slow modules are then not even collected): whole programs in new processes, the corpus and oracle sweeps,
+  the fuzz smoke run, Hypothesis campaigns of hundreds of examples, the Dask cluster, each 0.3 s or more (measured
+  per test with a CPU-time hook, not wall time). A new test over 0.4 s CPU goes on the list, and shares a run
+  with others where it can. The long fuzz campaign is ``tools/fuzz.py --cases 10000`` (README).
+"""
+
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# No test asserts wall-clock time (a loaded host would make it fail): Hypothesis's per-example deadline is off
+# for every test, and a test that checks a bound on work counts it (testutil.python_lines), never times it.
+try:
+    from hypothesis import settings as _hypothesis_settings
 
-# The quick subset (README: ``python3 -m pytest -q -m "not slow"``, under a minute on a 2-core host) leaves out
-# these whole modules and tests: end-to-end runs of whole programs in new processes, the corpus and oracle
-# sweeps, the fuzz smoke run, the Dask cluster, each of them 0.4 s or more (measured with --durations=0). The
-# full run (no -m) runs everything; a test in a new module is quick unless it is marked ``@pytest.mark.slow``.
+    _hypothesis_settings.register_profile("fvp", deadline=None)
+    _hypothesis_settings.load_profile("fvp")
+except ImportError:  # the test extra brings it; a module that uses it says so when it is missing
+    pass
+
+
+# The quick subset (README: ``python3 -m pytest -q -m "not slow"``) leaves out these whole modules and tests (see
+# the docstring). The full run (no -m) runs everything; a test in a new module is quick unless it is marked
+# ``@pytest.mark.slow`` or listed here.
 SLOW_MODULES = {
     "tests/test_oracle_extra.py",
     "tests/test_fuzz.py",
     "tests/test_corpus_end_to_end.py",
     "tests/tools/test_run_sh.py",
     "tests/host/test_sweep.py",
+    "tests/host/test_run_fvp_sh.py",  # ExecuTorch's unchanged run_fvp.sh: bash, and the drop-in binaries it calls
+    "tests/host/test_runner_elf.py",  # the cross-compiled runner ELFs through run_fvp.sh and the harness's lines
+    "tests/host/test_startup.py",  # what a new process does: start-up, imports, exit
+    "tests/host/test_tflm_entry.py",  # fvp run --vela: Vela compiles in its own process
+    "tests/tools/test_validate_per_op.py",  # tools/validate_cycles.py as a script
+    "tests/tools/test_tflite_npu.py",  # Vela in its own process
     "tests/host/test_server_mode.py",
 }
 SLOW_TESTS = {
@@ -37,7 +75,7 @@ SLOW_TESTS = {
     "tests/firmware/test_runner.py::test_kernel_call_memory_figures_match_the_computed_sequence",
     "tests/firmware/test_runner.py::test_output_files_and_input_files",
     "tests/firmware/test_silent_wrong_answers.py::test_tampered_vela_output_record_fails",
-    "tests/firmware/tflm/test_tflm.py::test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite",
+    "tests/firmware/tflm/test_tflm_image.py::test_fvp_run_and_the_dropin_pick_the_tflm_image_for_a_tflite",
     "tests/host/test_bench.py::test_bench_reports_a_failed_run_as_a_failure",
     "tests/host/test_bench.py::test_bench_smoke",
     "tests/host/test_digits.py::test_fvp_run_inputs_prints_the_accuracy",
@@ -121,13 +159,59 @@ SLOW_TESTS = {
     "tests/machine/test_platform.py::test_disasm_add_q",
     "tests/shared/test_safe_write.py::test_output_write_failure_is_exit_1_with_the_real_errno",
     "tests/tools/test_validate_u85.py::test_u85_cycles_fall_with_the_mac_count",
+    # Hypothesis campaigns of hundreds of examples (the readers' and the MLW decoder's bit flips and garbage)
+    "tests/firmware/test_vela_bin.py::test_random_bit_flips",
+    "tests/firmware/test_program.py::test_random_bit_flips_pte",
+    "tests/firmware/test_program.py::test_random_bit_flips_bpte",
+    "tests/machine/npu/test_mlw.py::test_bit_flipped_streams",
+    "tests/machine/npu/test_mlw.py::test_valid_header_random_body",
+    "tests/machine/npu/test_mlw.py::test_numba_matches_reference_on_generated_encodings",
+    "tests/machine/npu/test_mlw.py::test_random_bytes_never_crash",
+    # whole runs, new processes, rendering
+    "tests/machine/npu/test_checker.py::test_u85_gate_fixture_vela_defect_flagged_as_overlapping_tiles",
+    "tests/machine/npu/test_diskcache.py::test_concurrent_writers_leave_whole_entries",
+    "tests/host/test_dropin_sse320.py::test_the_binary_name_is_a_console_script",
+    "tests/host/test_profile.py::test_compare_plot_reads_at_a_glance",
+    "tests/host/test_profile.py::test_bigger_npu_is_faster",
+    "tests/firmware/tflm/test_tflm_image.py::test_vela_model_runs_npu_and_cpu_parts_bit_exact",
+    "tests/host/test_profile_executorch_main.py::test_formats_file_is_read_from_main_sources",
 }
+
+
+# Random campaigns parametrized by a seed (or over every accelerator): the quick subset runs the first seeds (or the
+# first accelerator), the full run all of them; the test's name -> (parameter, how many of its values stay quick)
+QUICK_SHARE = {
+    "tests/machine/npu/test_weights.py::test_ordering_matches_vela_random": ("seed", 1),
+    "tests/machine/npu/test_weights_u85.py::test_weights_round_trip_vela": ("accelerator", 1),
+    "tests/machine/npu/test_execute_vela_api.py::test_vela_api_stream_matches_independent_computation": ("seed", 2),
+    "tests/machine/npu/test_engines.py::test_fast_equals_reference_random_ops": ("seed", 100),
+    "tests/machine/npu/test_startup_paths.py::test_fast_paths_equal_reference": ("seed", 40),
+    "tests/machine/npu/test_weights_u85.py::test_scales_vela": ("accelerator", 1),
+    # every int16 input through each fixture: the fast engine in the quick subset, the reference engine too in the full
+    "tests/firmware/tflm/test_toolchain_fixtures.py::test_int16_sigmoid_tanh_fixture_on_the_npu_model": ("engine", 1),
+}
+
+
+def _quick(config) -> bool:
+    return (config.getoption("markexpr") or "").strip() == "not slow"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The quick subset does not even import the slow modules (their collection is a good part of its cost)."""
+    if not _quick(config):
+        return None
+    try:
+        rel = Path(collection_path).resolve().relative_to(Path(__file__).resolve().parent.parent).as_posix()
+    except ValueError:
+        return None
+    return True if rel in SLOW_MODULES else None
 
 
 def pytest_collection_modifyitems(config, items):
     import pytest
 
     root = Path(__file__).resolve().parent.parent
+    seen: dict = {}  # test -> the values of its QUICK_SHARE parameter, in collection order
     for item in items:
         try:
             rel = Path(item.path).resolve().relative_to(root).as_posix()
@@ -136,6 +220,14 @@ def pytest_collection_modifyitems(config, items):
         name = item.originalname or item.name
         if rel in SLOW_MODULES or f"{rel}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+        share = QUICK_SHARE.get(f"{rel}::{name}")
+        if share is not None and getattr(item, "callspec", None) is not None:
+            values = seen.setdefault(f"{rel}::{name}", [])
+            value = repr(item.callspec.params.get(share[0]))
+            if value not in values:
+                values.append(value)
+            if values.index(value) >= share[1]:
+                item.add_marker(pytest.mark.slow)
     # tests of the optional ExecuTorch toolchain run where it is installed (or EXECUTORCH_PYTHON names one) and
     # are deselected, not skipped, elsewhere: `-m executorch` asks for them explicitly
     if not _executorch_available() and "executorch" not in (config.getoption("markexpr") or ""):

@@ -19,6 +19,8 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("fvp", "firmware", "hwdesc")
 SHARED = ("fvp.errors", "fvp.units", "fvp.bounded_read", "fvp.safe_write")
@@ -30,6 +32,17 @@ def _module_name(root: Path, path: Path) -> str:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
+
+
+def _statements(node):
+    """Every statement under ``node`` (an import is a statement: the expressions need no visit, which is most of a
+    tree's nodes)."""
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for child in getattr(node, field, None) or ():
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                if isinstance(child, ast.stmt):
+                    yield child
+                yield from _statements(child)
 
 
 def _scan(root: Path, packages=PACKAGES):
@@ -45,7 +58,7 @@ def _scan(root: Path, packages=PACKAGES):
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         top = set(id(n) for n in tree.body)
         found = []
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -65,7 +78,11 @@ def _scan(root: Path, packages=PACKAGES):
     return out
 
 
-GRAPH = _scan(ROOT)
+@pytest.fixture(scope="module")
+def graph():
+    """The import graph of the tree, scanned once by the process that runs these tests (not at collection: every
+    xdist worker collects this module, one runs its tests)."""
+    return _scan(ROOT)
 
 
 def _within(name: str, prefixes) -> bool:
@@ -77,33 +94,33 @@ def _offenders(graph, importer_prefixes, forbidden_prefixes):
                    for n, _ in imps if _within(n, forbidden_prefixes)})
 
 
-def test_firmware_never_imports_fvp():
-    assert _offenders(GRAPH, ["firmware"], ["fvp"]) == []
+def test_firmware_never_imports_fvp(graph):
+    assert _offenders(graph, ["firmware"], ["fvp"]) == []
 
 
-def test_fvp_never_imports_firmware():
-    assert _offenders(GRAPH, ["fvp"], ["firmware"]) == []
+def test_fvp_never_imports_firmware(graph):
+    assert _offenders(graph, ["fvp"], ["firmware"]) == []
 
 
-def test_hwdesc_imports_neither_half():
-    assert _offenders(GRAPH, ["hwdesc"], ["fvp", "firmware"]) == []
+def test_hwdesc_imports_neither_half(graph):
+    assert _offenders(graph, ["hwdesc"], ["fvp", "firmware"]) == []
 
 
-def test_both_halves_read_the_interface_tables():
+def test_both_halves_read_the_interface_tables(graph):
     # the neutral package is what keeps the rule: the machine and the firmware take the same facts from it
-    assert _offenders(GRAPH, ["fvp.machine"], ["hwdesc"]) and _offenders(GRAPH, ["firmware"], ["hwdesc"])
+    assert _offenders(graph, ["fvp.machine"], ["hwdesc"]) and _offenders(graph, ["firmware"], ["hwdesc"])
 
 
-def test_the_machine_never_imports_the_host():
-    assert _offenders(GRAPH, ["fvp.machine"], HOST) == []
+def test_the_machine_never_imports_the_host(graph):
+    assert _offenders(graph, ["fvp.machine"], HOST) == []
 
 
-def test_the_boards_import_neither_the_machine_nor_the_host():
-    assert _offenders(GRAPH, ["fvp.boards"], ["fvp.machine", *HOST]) == []
+def test_the_boards_import_neither_the_machine_nor_the_host(graph):
+    assert _offenders(graph, ["fvp.boards"], ["fvp.machine", *HOST]) == []
 
 
-def test_the_shared_modules_import_no_room():
-    assert _offenders(GRAPH, SHARED, ["fvp.machine", "fvp.boards", *HOST]) == []
+def test_the_shared_modules_import_no_room(graph):
+    assert _offenders(graph, SHARED, ["fvp.machine", "fvp.boards", *HOST]) == []
 
 
 HOST_COMMANDS = ("fvp.host.cli", "fvp.host.compare", "fvp.host.bench", "fvp.host.sweep", "fvp.host.tutorial",
@@ -111,17 +128,17 @@ HOST_COMMANDS = ("fvp.host.cli", "fvp.host.compare", "fvp.host.bench", "fvp.host
 HOST_ROOMS = ("fvp.host.programs", "fvp.host.run", "fvp.host.dropin")
 
 
-def test_the_host_rooms_are_layers():
-    assert _offenders(GRAPH, ["fvp.host.programs"], ["fvp.host.run", "fvp.host.dropin", *HOST_COMMANDS]) == []
-    assert _offenders(GRAPH, ["fvp.host.run"], ["fvp.host.dropin", *HOST_COMMANDS]) == []
-    assert _offenders(GRAPH, ["fvp.host.dropin"], HOST_COMMANDS) == []
+def test_the_host_rooms_are_layers(graph):
+    assert _offenders(graph, ["fvp.host.programs"], ["fvp.host.run", "fvp.host.dropin", *HOST_COMMANDS]) == []
+    assert _offenders(graph, ["fvp.host.run"], ["fvp.host.dropin", *HOST_COMMANDS]) == []
+    assert _offenders(graph, ["fvp.host.dropin"], HOST_COMMANDS) == []
     shared = ["fvp.host.entry", "fvp.host.launch", "fvp.host.cli_args", "fvp.host.inputs", "fvp.host.cluster"]
     # launch names the commands it starts by module name (importlib), after its Ctrl-C guard is in place
-    assert _offenders(GRAPH, shared, [*HOST_ROOMS, *HOST_COMMANDS]) == []
+    assert _offenders(graph, shared, [*HOST_ROOMS, *HOST_COMMANDS]) == []
 
 
-def test_the_rooms_exist_and_hold_what_they_say():
-    mods = set(GRAPH)
+def test_the_rooms_exist_and_hold_what_they_say(graph):
+    mods = set(graph)
     for m in ("fvp.machine.platform", "fvp.machine.bus", "fvp.machine.npu.device", "fvp.boards.loader",
               "fvp.boards.schema", "fvp.host.cli", "fvp.host.dropin.command", "fvp.host.programs.zoo"):
         assert m in mods, m
@@ -152,12 +169,12 @@ def _cycles(graph, module_level_only: bool):
     return cycles
 
 
-def test_no_import_cycle_at_module_level():
-    assert _cycles(GRAPH, module_level_only=True) == []
+def test_no_import_cycle_at_module_level(graph):
+    assert _cycles(graph, module_level_only=True) == []
 
 
-def test_no_import_cycle_through_local_imports():
-    assert _cycles(GRAPH, module_level_only=False) == []
+def test_no_import_cycle_through_local_imports(graph):
+    assert _cycles(graph, module_level_only=False) == []
 
 
 def test_scanner_catches_every_import_form(tmp_path):
@@ -189,18 +206,18 @@ TIMING = (f"{NPU}.timing", *(f"{p}.{m}" for p in PRODUCTS for m in ("performance
 WEIGHTS = (f"{NPU}.weight_cache", f"{NPU}.mlw", *(f"{p}.weights" for p in PRODUCTS))
 
 
-def test_the_engines_import_neither_the_device_nor_the_bus_nor_the_simulator():
-    assert _offenders(GRAPH, ENGINES, [f"{NPU}.device", "fvp.machine.bus", "fvp.machine.sim",
+def test_the_engines_import_neither_the_device_nor_the_bus_nor_the_simulator(graph):
+    assert _offenders(graph, ENGINES, [f"{NPU}.device", "fvp.machine.bus", "fvp.machine.sim",
                                        "fvp.machine.platform"]) == []
 
 
-def test_the_timing_model_imports_neither_the_weights_nor_the_engines():
-    assert _offenders(GRAPH, TIMING, [*WEIGHTS, *ENGINES]) == []
+def test_the_timing_model_imports_neither_the_weights_nor_the_engines(graph):
+    assert _offenders(graph, TIMING, [*WEIGHTS, *ENGINES]) == []
 
 
-def test_the_product_families_never_import_each_other():
+def test_the_product_families_never_import_each_other(graph):
     for p in PRODUCTS:
-        assert _offenders(GRAPH, [p], [q for q in PRODUCTS if q != p]) == []
+        assert _offenders(graph, [p], [q for q in PRODUCTS if q != p]) == []
 
 
 def _product_imports_outside(graph):
@@ -210,13 +227,13 @@ def _product_imports_outside(graph):
                    for n, _ in imps if _within(n, PRODUCTS)})
 
 
-def test_product_modules_are_imported_only_through_the_selection_point():
-    assert _product_imports_outside(GRAPH) == []
-    assert _offenders(GRAPH, [SELECTION], PRODUCTS)  # the selection point does name them
+def test_product_modules_are_imported_only_through_the_selection_point(graph):
+    assert _product_imports_outside(graph) == []
+    assert _offenders(graph, [SELECTION], PRODUCTS)  # the selection point does name them
 
 
-def test_the_npu_layers_exist():
-    mods = set(GRAPH)
+def test_the_npu_layers_exist(graph):
+    mods = set(graph)
     for m in (SELECTION, f"{NPU}.family", f"{NPU}.descriptors", *PRODUCTS, f"{NPU}.engines.reference",
               f"{NPU}.engines.fast", f"{NPU}.timing.model", f"{NPU}.weight_cache"):
         assert m in mods, m

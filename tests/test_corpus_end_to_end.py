@@ -20,10 +20,16 @@ def _board_args(name: str) -> list:
     return []
 
 
-@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.bpte")), ids=lambda p: p.stem)
+PROGRAMS = sorted(CORPUS.glob("*.bpte"))
+CHECK = ["--check-stream", "warn"]  # the stream checker in the same run (tests/machine/npu/test_checker.py)
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_bundled_program_passes(path):
-    rc, out, err = run_fvp("run", path, *_board_args(path.stem), "-C", "firmware.options.log_outputs=false")
+    """... and its command streams do what they declare: no finding of the stream checker in the same run."""
+    rc, out, err = run_fvp("run", path, *_board_args(path.stem), "-C", "firmware.options.log_outputs=false", *CHECK)
     assert "TEST: BundleIO index[0] Test_result: PASS" in out, out[-3000:] + err
     assert rc == 0
     assert "Info: /OSCI/SystemC: Simulation stopped by user." in out
     assert not [l for l in out.splitlines() if l.startswith(("E ", "F ", "E:"))]
+    assert [line for line in (out + err).splitlines() if "stream check" in line] == []

@@ -166,16 +166,23 @@ def test_reference_engine_agrees(name):
             assert np.array_equal(np.frombuffer(outs[j], want.dtype)[:want.size], want.ravel()), (name, c, j)
 
 
+CHECK = ["--check-stream", "warn"]  # the stream checker in the same run (tests/machine/npu/test_checker.py)
+NO_CHECK = {"gate_u55-128", "gate_u85-256"}  # Vela defects the checker flags (test_checker has their own tests)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_program_end_to_end(name, tmp_path):
+    """... and its command streams do what they declare: no finding of the stream checker in the same run."""
     d, meta, npz, bpte = _fixture(name)
     base = tmp_path / "out"
+    check = [] if name in NO_CHECK else CHECK
     # a few fixtures' quantized outputs differ from PyTorch's float reference by one quantum (> 0.01): the
     # oracle reproduces that exactly, so the BundleIO tolerance is widened for them (meta bundled_vs_out0)
     worst = max((x.get("max_abs_diff", 0) for x in meta.get("bundled_vs_out0", [])), default=0)
     tol = ["-C", f"firmware.options.atol={max(0.01, 2 * worst):g}"] if worst > 0.005 else []
     rc, out, err = run_fvp("run", bpte, *_board_args(meta), "-C", "firmware.options.log_outputs=false", *tol,
-                           "-o", base)
+                           "-o", base, *check)
+    assert [line for line in (out + err).splitlines() if "stream check" in line] == []
     if meta.get("bundle_check_fails"):
         # the toolchain's program disagrees with PyTorch (the reason is in meta.json): the runner must say so
         assert "TEST: BundleIO index[0] Test_result: FAIL" in out and rc == 1, out[-3000:] + err

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Write the board key table of docs/boards.md from the declarations in fvp/boards/schema.py.
 
 ``python3 tools/board_keys.py`` rewrites the table between the ``<!-- keys -->`` markers;

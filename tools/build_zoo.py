@@ -21,6 +21,14 @@ does not grow; the wheel does, by 4.3 MB, which is why there is one MobileNetV2 
 ``--merge`` rebuilds only the given ``--models``/``--targets`` and keeps the other entries of the existing index
 (``--targets cortex-m55 --merge`` adds or refreshes the Cortex-M entries alone).
 
+``--memory-modes`` adds quantized compiles for other memory modes than the target's default (Vela's
+Dedicated_Sram only for the Ethos-U65), for the sweeps of ``docs/sweeps/`` (every point of a memory-mode axis
+runs a program compiled for it) and ``tools/run.sh --memory_mode=...`` without ExecuTorch::
+
+    python tools/build_zoo.py --python /work/et-venv/bin/python --models mobilenet_v1_025 \
+        --targets ethos-u55-64 ethos-u55-128 ethos-u55-256 ethos-u65-256 \
+        --memory-modes Shared_Sram Sram_Only Dedicated_Sram --merge --check
+
 The Cortex-M target (``cortex-m55``) is compiled as run.sh compiles it: without ``--delegate`` (its quantized
 layers become ``cortex_m::*`` CMSIS-NN kernels), quantized only (a float program has no Cortex-M kernels), and
 checked the way ``run_fvp.sh --bundle`` runs it (the semihosting runner's tolerances).
@@ -108,13 +116,27 @@ def _has_executorch(python: str) -> bool:
         return False
 
 
-def _file_name(model: str, quantize: bool, targets: list[str], all_targets: list[str], digest: str) -> str:
+def _file_name(model: str, quantize: bool, targets: list[str], all_targets: list[str], digest: str,
+               memory_mode: str = "") -> str:
+    """``memory_mode``: a memory mode other than the target's default (its compile has a name of its own)."""
     mode = "q" if quantize else "fp"
+    if memory_mode:
+        return f"{model}_{mode}_{targets[0]}_{memory_mode.lower()}.bpte"
     if sorted(targets) == sorted(all_targets):
         return f"{model}_{mode}.bpte"
     if len(targets) == 1:
         return f"{model}_{mode}_{targets[0]}.bpte"
     return f"{model}_{mode}_{digest[:8]}.bpte"
+
+
+def _memory_modes(target: str, wanted: list[str] | None, default: str) -> list[str]:
+    """The memory modes to compile a quantized program for on ``target``: its default, and of ``wanted`` those
+    Vela has for it (Dedicated_Sram: Ethos-U65 and U85 only; none for a Cortex-M target)."""
+    modes = [default]
+    for m in wanted or ():
+        if m != default and not (m.startswith("Dedicated_Sram") and target.startswith("ethos-u55")):
+            modes.append(m)
+    return modes
 
 
 def _check(entries: list[dict], zoo: Path) -> int:
@@ -158,6 +180,9 @@ def main(argv=None) -> int:
     ap.add_argument("--keep-going", action="store_true", help="write the index even if some compiles failed")
     ap.add_argument("--merge", action="store_true",
                     help="keep the existing index's entries for the models/targets not rebuilt now")
+    ap.add_argument("--memory-modes", nargs="*", default=None, metavar="MODE",
+                    help="also compile the quantized Ethos-U programs for these memory modes (default: each "
+                         "target's default only; Dedicated_Sram is skipped for Ethos-U55)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -180,18 +205,25 @@ def main(argv=None) -> int:
         if model in COPIED:
             continue
         for target in args.targets:
+            default_mode = default_memory_mode(target)
             for quantize in ((True,) if is_cortex_m(target) else (True, False)):
-                key = f"{model}|{target}|{int(quantize)}"
-                out = work / f"{model}_{'q' if quantize else 'fp'}_{target}.bpte"
-                argv = [f"--model_name={model}", "--delegate", f"--target={target}",
-                        f"--system_config={default_system_config(target)}",
-                        f"--memory_mode={default_memory_mode(target)}", "--bundleio", "-o", str(out)]
-                if is_cortex_m(target):  # run.sh drops --delegate for the Cortex-M targets
-                    argv.remove("--delegate")
-                if quantize:
-                    argv.insert(2 if "--delegate" in argv else 1, "--quantize")
-                jobs.append({"key": key, "argv": argv, "out": str(out), "log": str(out.with_suffix(".log")),
-                             "model": model, "target": target, "quantize": quantize})
+                modes = ([default_mode] if is_cortex_m(target) or not quantize
+                         else _memory_modes(target, args.memory_modes, default_mode))
+                for memory_mode in modes:
+                    other = memory_mode if memory_mode != default_mode else ""
+                    key = f"{model}|{target}|{int(quantize)}" + (f"|{other}" if other else "")
+                    out = work / (f"{model}_{'q' if quantize else 'fp'}_{target}"
+                                  + (f"_{other.lower()}" if other else "") + ".bpte")
+                    argv = [f"--model_name={model}", "--delegate", f"--target={target}",
+                            f"--system_config={default_system_config(target)}",
+                            f"--memory_mode={memory_mode}", "--bundleio", "-o", str(out)]
+                    if is_cortex_m(target):  # run.sh drops --delegate for the Cortex-M targets
+                        argv.remove("--delegate")
+                    if quantize:
+                        argv.insert(2 if "--delegate" in argv else 1, "--quantize")
+                    jobs.append({"key": key, "argv": argv, "out": str(out), "log": str(out.with_suffix(".log")),
+                                 "model": model, "target": target, "quantize": quantize,
+                                 "memory_mode": memory_mode, "other_mode": other})
     n = max(1, args.jobs)
     # a compile depends on what its worker compiled before it (an example model's inputs are drawn when its module
     # is first imported), so the Ethos-U and the Cortex-M jobs get workers of their own: each family's programs are
@@ -227,7 +259,8 @@ def main(argv=None) -> int:
             results[key] = {"key": key, "ok": True, "summary": [ln.strip() for ln in log.splitlines() if
                                                                 "Delegated partitions" in ln or "not delegated" in ln]}
             jobs.append({"key": key, "out": str(c["program"]), "model": model, "target": c["target"],
-                         "quantize": c["quantize"]})
+                         "quantize": c["quantize"], "memory_mode": default_memory_mode(c["target"]),
+                         "other_mode": ""})
     failed = [j for j in jobs if not results.get(j["key"], {}).get("ok")]
     for j in failed:
         print(f"build_zoo: {j['key']} did not compile; see {j['log']} and {work}/worker*.stderr", file=sys.stderr)
@@ -246,9 +279,9 @@ def main(argv=None) -> int:
     prog_dir = zoo / "programs"
     kept = []
     if args.merge and (zoo / "index.json").is_file():
-        rebuilt = {(j["model"], j["target"], j["quantize"]) for j in jobs}
+        rebuilt = {(j["model"], j["target"], j["quantize"], j["memory_mode"]) for j in jobs}
         kept = [e for e in json.loads((zoo / "index.json").read_text())["entries"]
-                if (e["model"], e["target"], e["quantize"]) not in rebuilt]
+                if (e["model"], e["target"], e["quantize"], e["memory_mode"]) not in rebuilt]
     keep_files = {e["file"] for e in kept}
     if prog_dir.exists():
         for f in prog_dir.iterdir():
@@ -258,7 +291,8 @@ def main(argv=None) -> int:
     entries = list(kept)
     for digest, members in groups.items():
         m0 = members[0]
-        name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], ETHOS_TARGETS, digest)
+        name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], ETHOS_TARGETS, digest,
+                          m0["other_mode"])
         if name in keep_files:
             name = _file_name(m0["model"], m0["quantize"], [m["target"] for m in members], [], digest)
         shutil.copyfile(m0["out"], prog_dir / name)
@@ -266,12 +300,13 @@ def main(argv=None) -> int:
             entries.append({"model": m["model"], "target": m["target"], "quantize": m["quantize"],
                             "delegate": not is_cortex_m(m["target"]),
                             "system_config": default_system_config(m["target"]),
-                            "memory_mode": default_memory_mode(m["target"]), "file": name,
+                            "memory_mode": m["memory_mode"], "file": name,
                             "sha256": digest, "summary": results[m["key"]]["summary"]})
     order_m = {m: i for i, m in enumerate(MODELS + [m for m in args.models if m not in MODELS])}
     order_t = {t: i for i, t in enumerate(TARGETS + [t for t in args.targets if t not in TARGETS])}
     entries.sort(key=lambda e: (order_t.get(e["target"], 99) >= len(ETHOS_TARGETS), order_m.get(e["model"], 99),
-                                order_t.get(e["target"], 99), not e["quantize"]))
+                                order_t.get(e["target"], 99), not e["quantize"],
+                                e["memory_mode"] != default_memory_mode(e["target"]), e["memory_mode"]))
     index = {
         "about": "ExecuTorch example models compiled by tools/build_zoo.py with aot_arm_compiler --delegate "
                  "[--quantize] --bundleio for the Ethos-U targets and --quantize --bundleio for cortex-m55, "

@@ -10,21 +10,27 @@ values of every YAML type (``board_value``), YAML structure attacks on board fil
 keys, alias bombs, self-referencing aliases, Python tags: ``yaml_structure``), ``/dev/zero``-like files at
 every place a command line names a file (``host_file``) and grown shapes (``grown_shape``: a corpus stream
 decoded, its OFM/IFM/kernel sizes and regions rewritten, re-encoded; refused before the work or stopped by a
-2 s ``--timelimit`` within 1.5 s).
+2 s ``--timelimit`` within 1.5 s). Issue 27 (``fuzz_files.py``, ``fuzz_host.py``): ``.npy`` input headers, NPU
+register values through both ISAs, TFLite options tables, long DMAs, outputs that are devices, FIFOs or links,
+NUL bytes in file names, planted disk-cache entries (pickle gadgets, forged weights) and links in the cache.
 
 A resource monitor watches every case: wall time and peak RSS growth (``ResourceMonitor``); a case over
-``CASE_WALL_LIMIT_S`` or ``CASE_RSS_LIMIT`` is a finding (``hang``, ``over_memory``).
+``CASE_WALL_LIMIT_S`` or ``CASE_RSS_LIMIT`` is a finding (``hang``, ``over_memory``). The findings that depend
+on the host's speed (a case over its wall limit, a ``--timelimit`` that stopped a grown shape late) are a
+campaign's (``CLOCK_FINDINGS``); the test suite's smoke run turns them off, because a unit test never asserts
+wall-clock time (``tests/machine/test_bounds.py`` checks where ``--timelimit`` stops on a fake clock), and keeps
+the simulator's own ``--timelimit`` as a hang guard.
 
-``tools/fuzz.py --cases 10000`` runs a long campaign and reports cases, crashes, hangs and the distinct
-errors seen; the test suite runs a smoke campaign (``tests/test_fuzz.py``).
+``tools/fuzz.py --cases 10000`` runs a long campaign and reports per target the cases and the findings:
+tracebacks, internal errors, hangs, cases over the memory bound, files touched outside the named outputs,
+planted code that ran, wrong answers given as right; and the distinct clean errors seen. The test suite runs a
+small fixed sample of each target (``tests/test_fuzz.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
-import io
 import json
 import random
 import re
@@ -38,144 +44,14 @@ sys.path.insert(0, str(ROOT))
 
 from fvp.host.cli import main as cli_main  # noqa: E402
 from fvp.boards import ConfigProblems, load_board  # noqa: E402
-from fvp.errors import ConfigError, FvpError  # noqa: E402
-from fvp.host.run import session  # noqa: E402
 
-CORPUS = ROOT / "tests" / "data" / "corpus"
-SEEDS = ["add_q.pte", "addint_u55.pte", "add_fp_cpu.pte", "softmax_fp_cpu.pte", "add_u55-128.bpte",
-         "conv1d_u55-128.bpte", "mul_u55-128.bpte", "softmax_u55-128.bpte", "linear_u55-128.bpte",
-         # Ethos-U85 programs (Corstone-320): chaining, transposes, LUT RAM, gather, comparisons
-         "../oracle_u85/conv1d_u85-128/conv1d_u85-128.bpte", "../oracle_u85/softmax_u85-128/softmax_u85-128.bpte",
-         "../oracle_u85/convt_u85-128/convt_u85-128.bpte", "../oracle_u85/r3_compare_u85-256/r3_compare_u85-256.bpte",
-         "../u85/gatherish_u85-256.bpte"]
-BAD_MARKERS = ("Traceback", "internal error", "simulator error", "[critical] simulator")
-CASE_WALL_LIMIT_S = 20.0
-GROWN_TIME_LIMIT_S = 2.0  # --timelimit of a grown-shape case: a long operation must stop within INTERRUPT_LATENCY_S
-INTERRUPT_LATENCY_S = 1.5
-CASE_RSS_LIMIT = 1536 << 20  # RSS growth of one case (the NPU's 1 GiB per operation host budget + 512 MiB)
-
-_BOARD = None
-
-
-def board():
-    global _BOARD
-    if _BOARD is None:
-        _BOARD = load_board(None, ["firmware.options.log_outputs=false"])
-    return _BOARD
-
-
-class Outcome:
-    __slots__ = ("kind", "detail", "seconds", "artifact")
-
-    def __init__(self, kind: str, detail: str, seconds: float):
-        self.kind = kind  # "ok", "clean_failure", "crash", "hang"
-        self.detail = detail
-        self.seconds = seconds
-        self.artifact = None  # the input that produced it (program images)
-
-
-def _classify_run(result, text: str, seconds: float) -> Outcome:
-    if any(m in text for m in BAD_MARKERS) or result.reason in ("crash", "error"):
-        return Outcome("crash", f"{result.reason}: {result.message}", seconds)
-    if result.reason == "time_limit" or seconds > CASE_WALL_LIMIT_S:
-        return Outcome("hang", f"ran {seconds:.1f} s", seconds)
-    if result.exit_code == 0:
-        return Outcome("ok", "", seconds)
-    lines = [l for l in text.splitlines() if l.startswith(("F ", "E ", "E:", "Hard fault", "Info: Simulation is stopping"))]
-    if not lines:
-        return Outcome("crash", f"exit {result.exit_code} without a diagnosis ({result.reason})", seconds)
-    first = next((l for l in lines if l.startswith("F ")), lines[0])
-    return Outcome("clean_failure", re.sub(r"0x[0-9a-f]+|\d+", "N", first.split("] ", 1)[-1])[:120], seconds)
-
-
-def run_program(image: bytes, overrides=(), time_limit: float = CASE_WALL_LIMIT_S) -> Outcome:
-    """Run one program image through the whole platform in this process. With a ``time_limit`` below the case's
-    wall limit, a run the limit stopped within ``INTERRUPT_LATENCY_S`` of it is a clean outcome (the limit
-    works); later is a hang."""
-    spec = board() if not overrides else load_board(None, ["firmware.options.log_outputs=false", *overrides])
-    out = io.StringIO()
-    notes = io.StringIO()  # the simulator's `fvp: note:` lines (stderr)
-    uart = io.BytesIO()
-    t = time.monotonic()
-    try:
-        p = session.build(spec, model=image, model_name="fuzz", out=out, quiet_guest=True,
-                          time_limit=time_limit, console=uart)
-        with contextlib.redirect_stderr(notes):
-            r = session.run(p)
-    except (ConfigError, FvpError) as e:
-        return Outcome("clean_failure", type(e).__name__ + ": " + str(e).splitlines()[0][:100], time.monotonic() - t)
-    except Exception as e:  # noqa: BLE001 - this is what the fuzzer looks for
-        return Outcome("crash", f"{type(e).__name__}: {e}", time.monotonic() - t)
-    text = uart.getvalue().decode("utf-8", "replace") + "\n" + out.getvalue() + notes.getvalue()
-    seconds = time.monotonic() - t
-    if time_limit < CASE_WALL_LIMIT_S and r.reason == "time_limit" and r.exit_code == 3 \
-            and not any(m in text for m in BAD_MARKERS):
-        if seconds <= time_limit + INTERRUPT_LATENCY_S:
-            return Outcome("clean_failure", "stopped by --timelimit", seconds)
-        return Outcome("hang", f"--timelimit {time_limit} s stopped the run only after {seconds:.1f} s", seconds)
-    return _classify_run(r, text, seconds)
-
-
-class ResourceMonitor:
-    """Wall time and peak RSS of one case. A thread samples the process's resident set (psutil when installed,
-    else /proc/self/statm, else the rusage high-water mark) every ``interval`` seconds; ``growth`` is the peak
-    minus the RSS when the case started."""
-
-    def __init__(self, interval: float = 0.02):
-        self.interval = interval
-        self.base = self.peak = 0
-        self.seconds = 0.0
-        self._stop = None
-        self._thread = None
-        self._rss = self._rss_reader()
-
-    @staticmethod
-    def _rss_reader():
-        try:
-            import psutil
-
-            proc = psutil.Process()
-            return lambda: proc.memory_info().rss
-        except ImportError:
-            pass
-        import os
-
-        if os.path.exists("/proc/self/statm"):
-            page = os.sysconf("SC_PAGE_SIZE")
-
-            def statm():
-                with open("/proc/self/statm") as f:
-                    return int(f.read().split()[1]) * page
-            return statm
-        import resource
-
-        return lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-    def _sample(self):
-        while not self._stop.wait(self.interval):
-            self.peak = max(self.peak, self._rss())
-
-    def __enter__(self):
-        import threading
-
-        self.base = self.peak = self._rss()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._t0 = time.monotonic()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._rss())
-        self.seconds = time.monotonic() - self._t0
-        return False
-
-    @property
-    def growth(self) -> int:
-        return self.peak - self.base
-
+from fuzz_core import (BAD_MARKERS, CASE_RSS_LIMIT, CASE_WALL_LIMIT_S, CORPUS, GROWN_TIME_LIMIT_S,  # noqa: E402
+                       INTERRUPT_LATENCY_S, SEEDS, Outcome, ResourceMonitor, board, run_program)
+from fuzz_core import _classify_run  # noqa: E402,F401  (tests/test_fuzz.py reads it here)
+import fuzz_files  # noqa: E402
+import fuzz_host  # noqa: E402
+from fuzz_core import call as _call  # noqa: E402
+import fuzz_core  # noqa: E402  (CLOCK_FINDINGS and CASE_WALL_LIMIT_S read from it at run time: tests set them)
 
 # ------------------------------------------------------------------------------------------ mutators
 
@@ -375,25 +251,6 @@ _ARGS = ["run", "disasm", "boards", "config", "-c", "--config", "--target", "-C"
          "--help-me", "=", "a=b=c", "", "--target=ethos-u65-512"]
 
 
-def _call(entry, argv):
-    """Run a command entry point with stdout/stderr captured: ``(status, stdout, stderr, seconds)``, or a
-    ``crash`` Outcome for an exception that escaped it (argparse's ``SystemExit`` is a status)."""
-    out, err = io.StringIO(), io.StringIO()
-    t = time.monotonic()
-    old = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    try:
-        try:
-            rc = entry()
-        except SystemExit as e:  # argparse usage errors
-            rc = e.code if isinstance(e.code, int) else 2
-    except Exception as e:  # noqa: BLE001
-        return Outcome("crash", f"{type(e).__name__}: {e} for {argv}", time.monotonic() - t)
-    finally:
-        sys.stdout, sys.stderr = old
-    return rc, out.getvalue(), err.getvalue(), time.monotonic() - t
-
-
 def run_cli(rng: random.Random) -> Outcome:
     argv = [rng.choice(_ARGS) for _ in range(rng.randint(0, 5))]
     if "--help" in argv or "-h" in argv:
@@ -568,7 +425,7 @@ def run_yaml_structure(rng: random.Random) -> Outcome:
             return Outcome(kind, re.sub(r"\d+", "N", e.problems[0].split(": ", 1)[-1])[:100], time.monotonic() - t)
         except Exception as e:  # noqa: BLE001
             return Outcome("crash", f"{type(e).__name__}: {str(e)[:200]} for {text[:80]!r}", time.monotonic() - t)
-    if time.monotonic() - t > 5:
+    if fuzz_core.CLOCK_FINDINGS and time.monotonic() - t > 5:
         return Outcome("hang", f"{time.monotonic() - t:.1f} s for {text[:80]!r}", time.monotonic() - t)
     return Outcome("ok", "", time.monotonic() - t)
 
@@ -629,7 +486,7 @@ def host_file_case(kind: str, where: str) -> Outcome:
     empty = f == "/dev/null" or (_SCRATCH and f == _SCRATCH[1])
     if rc not in (1, 2) and not (rc == 0 and empty and where in ("data", "dropin_f")):  # an empty data file is fine
         return Outcome("crash", f"{argv}: exit status {rc}", seconds)
-    if seconds > CASE_WALL_LIMIT_S:
+    if fuzz_core.CLOCK_FINDINGS and seconds > fuzz_core.CASE_WALL_LIMIT_S:
         return Outcome("hang", f"{argv}: {seconds:.1f} s", seconds)
     errs = [l for l in err.splitlines() if ": error: " in l]
     detail = re.sub(r"\d+", "N", errs[0].split(": error: ", 1)[-1])[:100] if errs else f"exit {rc}"
@@ -656,6 +513,22 @@ TARGETS = {
     "host_file": run_host_file,
     "grown_shape": run_grown_shape,
 }
+# issue 27: .npy headers, NPU register values through both ISAs, TFLite options tables, long DMAs; outputs that
+# are devices, FIFOs or links, NUL bytes in names, planted disk-cache entries and links in the cache directory
+TARGETS.update(fuzz_files.TARGETS)
+TARGETS.update(fuzz_host.TARGETS)
+
+#: what a finding is, for the report: a case's kind, and for a crash whether the user saw a traceback or the
+#: simulator's own "internal error" line
+FINDINGS = ("traceback", "internal_error", "hang", "over_memory", "touched", "code_ran", "silent")
+
+
+def finding(o: Outcome) -> str | None:
+    """The finding a case is (None: it ended cleanly)."""
+    if o.kind == "crash":
+        return "internal_error" if any(m in o.detail for m in ("internal error", "simulator error", "[critical]",
+                                                                "NPU model error")) else "traceback"
+    return o.kind if o.kind in FINDINGS else None
 
 
 def campaign(cases: int, seed: int = 0, targets=None, progress=False, dump: Path | None = None) -> dict:
@@ -674,15 +547,17 @@ def campaign(cases: int, seed: int = 0, targets=None, progress=False, dump: Path
             o = TARGETS[name](case_rng)
         if mon.growth > CASE_RSS_LIMIT:
             o.kind, o.detail = "over_memory", f"RSS grew by {mon.growth >> 20} MiB ({o.kind}: {o.detail})"
-        elif mon.seconds > CASE_WALL_LIMIT_S + INTERRUPT_LATENCY_S and o.kind not in ("crash", "silent"):
+        elif (fuzz_core.CLOCK_FINDINGS and mon.seconds > fuzz_core.CASE_WALL_LIMIT_S + INTERRUPT_LATENCY_S
+              and o.kind not in ("crash", "silent")):
             o.kind, o.detail = "hang", f"ran {mon.seconds:.1f} s ({o.detail})"
-        stats[name][o.kind] += 1
+        found = finding(o)
+        stats[name][found or o.kind] += 1
         peak_rss[name] = max(peak_rss.get(name, 0), mon.growth)
         slowest = max(slowest, mon.seconds)
         if o.kind == "clean_failure":
             errors[o.detail] += 1
-        elif o.kind in ("crash", "hang", "silent", "over_memory"):
-            crashes.append({"target": name, "case": i, "kind": o.kind, "detail": o.detail})
+        elif found:
+            crashes.append({"target": name, "case": i, "kind": found, "detail": o.detail})
             if dump is not None and o.artifact is not None:
                 dump.mkdir(parents=True, exist_ok=True)
                 (dump / f"{name}-{i}.pte").write_bytes(o.artifact)
@@ -704,10 +579,11 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     rep = campaign(a.cases, a.seed, a.target, progress=True, dump=a.dump)
     print(f"{rep['cases']} cases in {rep['seconds']:.0f} s (slowest case {rep['slowest_case_s']:.2f} s)")
+    print(f"  {'target':16s} {'cases':>6s} " + " ".join(f"{f:>14s}" for f in FINDINGS) + "  peak RSS growth")
     for n, c in rep["by_target"].items():
-        print(f"  {n:10s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
-              + f" (peak RSS growth {rep['peak_rss_growth_mib'].get(n, 0)} MiB)")
-    print(f"crashes, hangs and cases over the memory bound: {len(rep['crashes'])}")
+        print(f"  {n:16s} {sum(c.values()):6d} " + " ".join(f"{c.get(f, 0):14d}" for f in FINDINGS)
+              + f"  {rep['peak_rss_growth_mib'].get(n, 0)} MiB")
+    print(f"findings: {len(rep['crashes'])}")
     for c in rep["crashes"][:20]:
         print(f"  [{c['target']} #{c['case']}] {c['kind']}: {c['detail'][:200]}")
     print(f"distinct clean errors: {rep['distinct_errors']}")

@@ -1,7 +1,8 @@
 """What the ``arm_executor_runner`` image offers the host besides its entry point: the program baked into it
 (``default_image``, per NPU configuration, like ``run.sh --target`` builds the runner for its target), and its
 program reader for tools (``ethosu_command_streams`` for ``fvp disasm``, ``inspect_program`` for ``fvp inspect``,
-``ethosu_configurations`` for the board a program runs on).
+``ethosu_configurations`` for the board a program runs on, ``check_program`` for what ``fvp run`` refuses before
+it runs).
 ``firmware.arm_executor_runner`` re-exports them beside ``main`` and ``check_config``.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..executorch.bundled import is_bundled, load_bundled
+from ..executorch.error import RuntimeFailure
 from ..executorch.kernels import REGISTRY
 from ..executorch.profiles import DEFAULT_PROFILE, get_profile
 from ..executorch.program import load_program
@@ -78,3 +80,26 @@ def inspect_program(image: bytes) -> dict:
     from ..executorch.program_info import describe_image
 
     return describe_image(image, REGISTRY.unboxed(), get_profile(DEFAULT_PROFILE), DEFAULT_PROFILE)
+
+
+def check_program(image: bytes, inputs: int = 0) -> str | None:
+    """Why this runner's loader refuses ``image`` (a ``.pte`` or ``.bpte``), in one line, or None: what
+    ``fvp run`` asks before it runs a program (a file the loader refuses is a bad model file, exit status 2).
+    ``Program::load`` and the bundled program's reader check every offset of the FlatBuffer against its end
+    (a fraction of a millisecond); a file that ends before the data it describes is said to be truncated.
+    ``inputs``: the number of input files (``-i``) given, refused when the method takes fewer (the runner would
+    ignore the others)."""
+    try:
+        program = load_bundled(image).load_program() if is_bundled(image) else load_program(image)
+    except RuntimeFailure as e:
+        msg = (str(e.message).splitlines() or [type(e).__name__])[0]
+        if "past the buffer end" in msg or "exceeds the buffer" in msg or "buffer too short" in msg:
+            return f"truncated (or damaged): the file ends before the data it describes ({msg})"
+        return msg
+    plans = program.execution_plans
+    if not plans:
+        return "the program has no methods"
+    if inputs > len(plans[0].inputs):
+        return (f"{inputs} input files (-i) for method {plans[0].name!r}, which takes {len(plans[0].inputs)} "
+                f"input{'s' if len(plans[0].inputs) != 1 else ''}: the others would be ignored")
+    return None

@@ -3,13 +3,17 @@
 The classes are those of the PyPI package ``tflite`` (Apache-2.0; the TFLite schema compiled by ``flatc`` for
 Python, one module per table); nothing here parses flatbuffer bytes by hand. ``load_model`` turns the root
 table into plain records (tensors with their quantization and where their constant data is, operators with
-their builtin options object) and checks what TFLite Micro's ``GetModel``/``MicroInterpreter`` checks: the
-file identifier space, the schema version (``TFLITE_SCHEMA_VERSION`` 3), one subgraph's operator and tensor
-indices in range, buffers inside the file. Any problem is a ``ModelError`` with one line.
+their builtin options) and checks what TFLite Micro's ``GetModel``/``MicroInterpreter`` checks: the file
+identifier space, the schema version (``TFLITE_SCHEMA_VERSION`` 3), one subgraph's operator and tensor indices
+in range, buffers inside the file. Each operator's builtin options are read whole here (``Options``), the
+member its parser reads or, for another member or none, that member's defaults (as TFLite Micro's
+``builtin_options_as_X()`` returns null): nothing is read lazily from the file later. Any problem is a
+``ModelError`` with one line.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -90,7 +94,7 @@ class Operator:
     custom_code: str | None
     inputs: list  # tensor indices (-1 = optional input absent)
     outputs: list
-    options: object  # the generated *Options table, or None
+    options: object  # the builtin options its parser reads, read whole at load (``Options``), or None
     custom_options: bytes
     intermediates: list = field(default_factory=list)  # tensor indices (the converter's LSTM calibration tensors)
 
@@ -115,20 +119,127 @@ def builtin_names() -> dict:
     return {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-def _options_class(type_code: int):
-    """The generated table class of BuiltinOptions union member ``type_code``."""
-    import importlib
-
+@functools.lru_cache(maxsize=1)
+def _options_names() -> dict:
     from tflite.BuiltinOptions import BuiltinOptions
 
-    names = {v: k for k, v in vars(BuiltinOptions).items() if not k.startswith("_") and isinstance(v, int)}
-    name = names.get(type_code)
+    return {v: k for k, v in vars(BuiltinOptions).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+@functools.lru_cache(maxsize=None)
+def _options_class_named(name: str | None):
+    import importlib
+
     if not name or name == "NONE":
         return None
     try:
         return getattr(importlib.import_module(f"tflite.{name}"), name)
     except (ImportError, AttributeError):
         return None
+
+
+#: the BuiltinOptions member of the operators whose name does not spell it (TFLite's schema): the others read
+#: ``<OperatorName>Options`` (CONV_2D: Conv2DOptions) or none
+_OPTIONS_OF = {"AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions", "L2_POOL_2D": "Pool2DOptions",
+               "MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
+               "REDUCE_MIN": "ReducerOptions", "REDUCE_PROD": "ReducerOptions", "REDUCE_ANY": "ReducerOptions",
+               "REDUCE_ALL": "ReducerOptions", "L2_NORMALIZATION": "L2NormOptions",
+               "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
+               "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions", "RANDOM_UNIFORM": "RandomOptions",
+               "RANDOM_STANDARD_NORMAL": "RandomOptions", "MULTINOMIAL": "RandomOptions"}
+
+
+def expected_options(op_name: str) -> str | None:
+    """The BuiltinOptions member an operator's parser reads (``builtin_options_as_<it>()`` in TFLite Micro)."""
+    if op_name in _OPTIONS_OF:
+        return _OPTIONS_OF[op_name]
+    return _spelled_options().get(op_name.replace("_", "").lower() + "options")
+
+
+@functools.lru_cache(maxsize=1)
+def _spelled_options() -> dict:
+    return {k.lower(): k for k in _options_names().values()}
+
+
+class Options:
+    """A builtin options table read whole when the model is loaded: every getter of its generated class called
+    once (a bad offset fails the load, not a kernel later) and answered from what it read. A vector field's
+    element getter (``SqueezeDims(j)``) indexes the array its ``...AsNumpy()`` read. ``type_name`` is the table's
+    class."""
+
+    def __init__(self, cls, buf, pos: int):
+        table = cls()
+        table.Init(buf, pos)
+        self.type_name = cls.__name__
+        self._values = {}
+        for name in dir(cls):
+            fn = getattr(cls, name)
+            if name.startswith(("_", "GetRootAs")) or name == "Init" or name.endswith("BufferHasIdentifier") \
+                    or not callable(fn):
+                continue
+            code = getattr(fn, "__code__", None)
+            if code is None or code.co_argcount != 1:
+                continue
+            value = getattr(table, name)()
+            if hasattr(value, "_tab"):  # a nested table: not read by any kernel; refused rather than kept lazy
+                raise ModelError(f"{cls.__name__}.{name}: a nested table in builtin options is not supported")
+            self._values[name] = value.copy() if isinstance(value, np.ndarray) else value
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            value = values[name]
+            return lambda: value
+        if f"{name}AsNumpy" in values:
+            arr = values[f"{name}AsNumpy"]
+            return lambda j: arr[j]
+        raise AttributeError(f"{self.__dict__.get('type_name', 'options')} has no field {name}")
+
+
+#: options fields that are a size of the operation's window: 0 or less makes no operation (a kernel would
+#: divide by it); the schema's default is 0 for strides and filter sizes
+_POSITIVE_FIELDS = ("StrideW", "StrideH", "StrideD", "FilterWidth", "FilterHeight", "DilationWFactor",
+                    "DilationHFactor", "DilationDFactor")
+
+
+def check_options(index: int, op_name: str, opt) -> None:
+    """The options' window sizes are at least 1 (``ModelError`` naming the operator and field otherwise)."""
+    if opt is None:
+        return
+    for name in _POSITIVE_FIELDS:
+        value = opt._values.get(name)
+        if value is not None and int(value) < 1:
+            raise ModelError(f"operator {index} ({op_name}): {opt.type_name}.{name} is {int(value)}; it must be "
+                             f"at least 1")
+
+
+def _empty_table() -> tuple:
+    """(buffer, position) of a table with no fields: every getter of any class answers its schema default."""
+    import flatbuffers
+
+    b = flatbuffers.Builder(16)
+    b.StartObject(0)
+    t = b.EndObject()
+    b.Finish(t)
+    buf = b.Output()
+    return buf, int.from_bytes(buf[0:4], "little")
+
+
+def read_options(op, op_name: str, names: dict):
+    """The operator's builtin options as its parser sees them (``Options``), read and checked whole: the
+    table of the member its operator reads, or, when the operator has none or another member (TFLite Micro's
+    ``builtin_options_as_X()`` is then null and the parser keeps its defaults), an empty one of that member
+    (every field its default). Operators that read no options keep None."""
+    want = expected_options(op_name)
+    given = names.get(int(op.BuiltinOptionsType()))
+    if want is None or _options_class_named(want) is None:
+        return None
+    table = op.BuiltinOptions() if given == want else None
+    if table is None:
+        buf, pos = _empty_table()
+    else:
+        buf, pos = table.Bytes, table.Pos
+    return Options(_options_class_named(want), buf, pos)
 
 
 def load_model(data: bytes) -> Model:
@@ -160,6 +271,7 @@ def _load(data: bytes) -> Model:
         raise ModelError(f"Model provided is schema version {version} not equal to supported version "
                          f"{TFLITE_SCHEMA_VERSION}.")
     names = builtin_names()
+    options_names = _options_names()
     n_sub = m.SubgraphsLength()
     if n_sub < 1:
         raise ModelError("the model has no subgraph")
@@ -230,15 +342,18 @@ def _load(data: bytes) -> Model:
         code, cc = opcodes[oi]
         if code == 32 and cc is None:  # CUSTOM
             raise ModelError("Operator with CUSTOM builtin_code has no custom_code.")
-        opt = None
-        cls = _options_class(int(op.BuiltinOptionsType()))
-        table = op.BuiltinOptions()
-        if cls is not None and table is not None:
-            opt = cls()
-            opt.Init(table.Bytes, table.Pos)
+        op_name = cc if code == 32 else names.get(code, f"builtin {code}")
+        try:
+            opt = read_options(op, op_name, options_names)
+        except ModelError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the generated readers fail on offsets outside the file
+            raise ModelError(f"operator {i} ({op_name}): its builtin options lie outside the file "
+                             f"({type(e).__name__}: {e})") from None
+        check_options(i, op_name, opt)
         custom = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
         ops.append(Operator(index=i, opcode_index=oi, builtin_code=code,
-                            op_name=cc if code == 32 else names.get(code, f"builtin {code}"), custom_code=cc,
+                            op_name=op_name, custom_code=cc,
                             inputs=indices(op.InputsAsNumpy() if op.InputsLength() else [], f"operator {i} inputs"),
                             outputs=indices(op.OutputsAsNumpy() if op.OutputsLength() else [],
                                             f"operator {i} outputs"),

@@ -47,6 +47,7 @@ from hwdesc.boot import BootInfo
 
 from ..drivers.ethosu import driver_for
 from ..drivers.uart import Uart
+from ..npy import load_npy
 from .ethosu_op import EthosUKernel
 from .interpreter import Interpreter, InterpreterError
 from .model import ModelError, builtin_names, load_model
@@ -296,7 +297,7 @@ class Runner:
                     self.fail(f"cannot read input file {path}", f"input {k}: cannot read {path}")
                 if path.endswith(".npy"):
                     try:
-                        arr = np.load(io.BytesIO(raw), allow_pickle=False)
+                        arr = load_npy(raw)
                     except ValueError as e:
                         self.fail(f"{path}: not a valid .npy file: {e}", f"input {k}: bad .npy")
                     if arr.dtype != t.dtype or arr.size != t.numel:
@@ -363,6 +364,21 @@ class Runner:
                 failures.append(f"output file {path} was not written: {res.strerror} (errno {res.errno})")
         if failures:
             raise _Stop(failures[0])
+
+
+def check_program(image: bytes, inputs: int = 0) -> str | None:
+    """Why this runner's model reader refuses ``image`` (a ``.tflite``), in one line, or None: what ``fvp run``
+    asks before it runs a model (a file the reader refuses is a bad model file, exit status 2). ``inputs``: the
+    number of input files (``-i``) given, refused when the model takes fewer (the others would be ignored)."""
+    try:
+        model = load_model(image)
+    except ModelError as e:
+        msg = (str(e).splitlines() or ["ModelError"])[0]
+        return f"truncated (or damaged): {msg}" if "outside the file" in msg else msg
+    if inputs > len(model.inputs):
+        return (f"{inputs} input files (-i) for a model that takes {len(model.inputs)} input"
+                f"{'s' if len(model.inputs) != 1 else ''}: the others would be ignored")
+    return None
 
 
 def main(bus, boot: BootInfo) -> int:

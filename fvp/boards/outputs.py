@@ -33,6 +33,9 @@ def open_output(spec, key: str, target: str):
     while k and origin is None:  # the leaf, or the mapping an override replaced whole
         origin = spec.provenance.get(k)
         k = k.rpartition(".")[0]
+    if "\0" in target:
+        raise ConfigError(f"{origin or (spec.files[0] if spec.files else '<board>')}: {key}: {target!r}: a file "
+                          f"name cannot contain a NUL byte")
     if from_command_line(origin):
         try:
             return open(target, "wb")

@@ -203,6 +203,12 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--child":
         return child_main(argv[1:])
+    a = build_parser().parse_args(argv)
+    return _bench(a)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``fvp bench``'s command line."""
     ap = argparse.ArgumentParser(prog="fvp bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("programs", nargs="*", help=f"programs (default: {', '.join(DEFAULT_PROGRAMS)} from --corpus)")
     ap.add_argument("--corpus", type=Path, default=_default_corpus(), help="directory of the default programs")
@@ -216,7 +222,10 @@ def main(argv=None) -> int:
                     help="also time N inferences of each program in one fvp.Session (0: skip; default 50)")
     ap.add_argument("--process-model", default=None, help="program for the new-process timings (default: first)")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def _bench(a) -> int:
     if a.board and a.target:
         print("fvp bench: error: use either -c/--config or --target, not both", file=sys.stderr)
         return 2
@@ -285,12 +294,14 @@ def main(argv=None) -> int:
             report["new_process"] = {"model": model.name, "cold_cache_s": cold[0], "cold_cache_cpu_s": cold[1],
                                      "warm_cache_s": warm[0], "warm_cache_cpu_s": warm[1],
                                      "default_run_warm_s": default_warm[0], "default_run_warm_cpu_s": default_warm[1]}
-    if a.json:
-        try:
-            Path(a.json).write_text(json.dumps(report, indent=2))
-        except OSError as e:
-            print(f"fvp bench: error: --json {a.json}: cannot write: {e.strerror or e}", file=sys.stderr)
-            return 2
+    if a.json:  # written whole, a device or FIFO in place (safe_write); a failed write says why, exit 1
+        from ..safe_write import write_file
+
+        res = write_file(a.json, json.dumps(report, indent=2).encode())
+        if not res.ok:  # OutputLost (exit 1) once opened or for a write errno, else a path that cannot be (2)
+            err = res.error(f"--json {a.json}: cannot write")
+            print(f"fvp bench: error: {err}", file=sys.stderr)
+            return getattr(err, "exit_status", 2)
     return 1 if failed else 0
 
 

@@ -17,14 +17,17 @@ from ..boards import ConfigProblems, as_written, available_boards, load_board
 from ..errors import ConfigError
 from .cli_args import OneLineParser, add_board_options, load_for, seconds
 from .entry import EXIT_USAGE, guarded
-from .inputs import read_program
+from .programs.identify import read_checked_program
 from .run import command as run_command
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="fvp",
-        description="An open, cycle-approximate model of Arm's Corstone-300 FVP (Cortex-M55 + Ethos-U55/U65) "
-                    "that runs ExecuTorch programs (.pte/.bpte) with a Python arm_executor_runner.")
+        description="An open, cycle-approximate model of Arm's Corstone-300 and Corstone-320 FVPs (Cortex-M55 + "
+                    "Ethos-U55/U65, Cortex-M85 + Ethos-U85) that runs ExecuTorch programs (.pte/.bpte) with a Python "
+                    "arm_executor_runner and Vela-compiled TFLite Micro models (.tflite) with a Python TFLite Micro "
+                    "runner; the FVP drop-ins (FVP_Corstone_SSE-300_Ethos-U55/-U65, FVP_Corstone_SSE-320) take "
+                    "Arm's FVP command line.")
     parser.add_argument("--version", action="version", version=f"fvp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -50,8 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
                                      "program resolves to (as fvp run resolves it), so FVP_Corstone_SSE-300_Ethos-U55 "
                                      "(FVP_Corstone_SSE-320 for an Ethos-U85 program) -a FILE runs it. The ELF holds "
                                      "no Cortex-M code (Arm's FVP cannot run it). A .tflite gets an ML Embedded "
-                                     "Evaluation Kit application's layout (nn_model, the tensor arena activationBuf).")
-    elf.add_argument("model", metavar="MODEL", help="a .pte, .bpte or .tflite file")
+                                     "Evaluation Kit application's layout (nn_model, the tensor arena activationBuf). "
+                                     "Without MODEL: a semihosting runner (the program comes from -m on the drop-in's "
+                                     "semihosting command line). Every -C is written into the ELF (pools, placements, "
+                                     "the ETDump build: firmware.options.etdump/etdump_debug) or refused.")
+    elf.add_argument("model", metavar="MODEL", nargs="?",
+                     help="a .pte, .bpte or .tflite file; none: a semihosting runner, whose program the drop-in "
+                          "reads from the host (-C cpu0.semihosting-cmd_line='executor_runner -m program.pte ...'), "
+                          "as ExecuTorch's test harness runs it (docs/executorch-tests.md)")
     elf.add_argument("-o", "--output", required=True, metavar="FILE", help="the ELF to write")
     add_board_options(elf)
 
@@ -86,13 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_disasm(args) -> int:
     from .disasm_model import disassemble_model
 
-    return disassemble_model(read_program(args.model), args.model, summary_only=args.summary)
+    return disassemble_model(read_checked_program(args.model), args.model, summary_only=args.summary)
 
 
 def cmd_inspect(args) -> int:
     from .inspect import inspect_model
 
-    return inspect_model(read_program(args.model), args.model, as_json=args.json)
+    return inspect_model(read_checked_program(args.model), args.model, as_json=args.json)
 
 
 def cmd_elf(args) -> int:
@@ -100,7 +109,8 @@ def cmd_elf(args) -> int:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
     from .dropin.elf_writer import write_runner_elf
 
-    return write_runner_elf(read_program(args.model), os.path.basename(args.model), args.output, board=args.board,
+    program = read_checked_program(args.model) if args.model else None
+    return write_runner_elf(program, os.path.basename(args.model or "semihosting"), args.output, board=args.board,
                             target=args.target, overrides=args.overrides,
                             note=lambda line: print(line, file=sys.stderr))
 
@@ -134,7 +144,7 @@ def cmd_config(args) -> int:
 def cmd_compare(args) -> int:
     from .compare import compare
 
-    boards = list(args.boards) + ([f"target:{args.target}"] if args.target else [])
+    boards = list(args.boards) + [f"target:{t}" for t in args.target]
     return compare(args.model, boards, args.overrides, csv_path=args.csv, json_path=args.json,
                    plot_path=args.plot, timelimit=args.timelimit)
 

@@ -56,9 +56,11 @@ def add_board_options(p: argparse.ArgumentParser, multiple: bool = False) -> Non
     else:
         p.add_argument("-c", "--config", dest="board", metavar="BOARD", default=None,
                        help="board: a name from `fvp boards` or a path to a YAML file (default: default)")
-    p.add_argument("--target", metavar="NPU", default=None,
+    p.add_argument("--target", metavar="NPU", default=[] if multiple else None,
+                   action="append" if multiple else "store",
                    help="shortcut for the default board of an NPU: ethos-u55-32/64/128/256, ethos-u65-256/512 "
-                        "(Corstone-300), ethos-u85-128/256/512/1024/2048 (Corstone-320)")
+                        "(Corstone-300), ethos-u85-128/256/512/1024/2048 (Corstone-320)"
+                        + ("; repeat to compare several" if multiple else ""))
     p.add_argument("-C", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
                    help="override a board key (firmware.allocator=minimal, npu.variant=ethos-u55-256, "
                         "firmware.pools.method.size=1MiB) or pass an FVP parameter (ethosu.num_macs=256, "

@@ -95,8 +95,11 @@ class Progress:
     ``first_after`` seconds after the start). ``unit`` names what is counted in the plain line."""
 
     def __init__(self, total: int, desc: str, out=None, plain: bool | None = None, unit: str = "points",
-                 first_after: float = 0.0):
+                 first_after: float = 0.0, not_runnable: int = 0):
+        """``total`` to run; ``not_runnable``: what planning could not run (a sweep's needs-compile, cannot-run and
+        error rows), counted among those not ok from the first line on."""
         self.total, self.n, self.failed = total, 0, 0
+        self.not_runnable = not_runnable
         self.out = out or sys.stderr
         self.t0 = time.perf_counter()
         self.last = self.t0 - 2.0 + first_after
@@ -119,14 +122,16 @@ class Progress:
             failed = int(row is not None and row.get("status") not in ("ok",))
         self.failed += failed
         if self.bar is not None:
-            self.bar.set_postfix(failed=self.failed, refresh=False)
+            self.bar.set_postfix(not_ok=self.failed + self.not_runnable, refresh=False)
             self.bar.update(n)
             return
         now = time.perf_counter()
         if now - self.last >= 2.0 or (self.n == self.total and self.last > self.t0):
             self.last = now
             rate = self.n / max(now - self.t0, 1e-9) * 60
-            self.out.write(f"{self.desc}: {self.n}/{self.total} {self.unit} ({self.failed} not ok), "
+            not_ok = (f"{self.failed + self.not_runnable} not ok: {self.failed} of those run, {self.not_runnable} "
+                      f"not runnable" if self.not_runnable else f"{self.failed} not ok")
+            self.out.write(f"{self.desc}: {self.n}/{self.total} {self.unit} run ({not_ok}), "
                            f"{rate:.1f} {self.unit}/min\n")
             self.out.flush()
 

@@ -23,14 +23,14 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 
 from ..errors import ConfigError
+from ..safe_write import check_writable, write_file
+from .run.memory import runner_memory_stats
 
 _PMU_LINE = re.compile(r"ethosu_pmu_(cycle_cntr|cntr\d+)\s*:\s*(\d+)")
 _PMU_EVENTS = re.compile(r"Ethos-U PMU Events:\[(.*)\]")
 _RUNTIME = re.compile(r"Inference runtime:\s*(\d+) CPU cycles")
-_MEM_LINE = re.compile(r"(method_allocator_used|method_allocator_planned|method_allocator_loaded|"
-                       r"method_allocator_input|method_allocator_executor|temp_allocator|peak_temp_allocator|"
-                       r"model_pte_program_size|model_pte_loaded_size):\s*(\d+)")
 _RESULT = re.compile(r"Test_result:\s*(PASS|FAIL)")
+_NPU_FAULT = re.compile(r"^\[warning \]\[ethosu@\d+\]\[\d+ ns\] (NPU .*fault.*)$", re.M)
 
 MEMORY_ORDER = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
 
@@ -86,10 +86,13 @@ def parse_runner_log(text: str) -> dict:
     ev = _PMU_EVENTS.search(text)
     events = [e.strip().replace("ETHOSU_PMU_", "") for e in ev.group(1).split(",")] if ev else []
     rt = _RUNTIME.search(text)
-    mem = {m.group(1): int(m.group(2)) for m in _MEM_LINE.finditer(text)}
+    mem = runner_memory_stats(text)
     res = _RESULT.findall(text)
     err = next((re.sub(r"^[EF] \[[^\]]*\]\s*", "", line).strip() for line in text.splitlines()
                 if line.startswith(("E ", "F "))), "")
+    fault = _NPU_FAULT.search(text)  # the NPU's own account of a failed invocation: the driver only says -1
+    if fault:
+        err = f"{err}: {fault.group(1)}" if err else fault.group(1)
     return {"pmu": pmu, "pmu_events": events, "cpu_cycles": int(rt.group(1)) if rt else None,
             "memory_stats": mem, "result": ("FAIL" if "FAIL" in res else "PASS") if res else None, "error": err}
 
@@ -125,7 +128,8 @@ def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit
     os.close(fd)
     try:
         spec = res.load([f"devices.uart0.out_file={log_path}"])
-        platform = session.build(spec, model=model, model_name=model_name, out=io.StringIO(), quiet_guest=True,
+        said = io.StringIO()  # the simulator's own lines (an NPU fault's account among them)
+        platform = session.build(spec, model=model, model_name=model_name, out=said, quiet_guest=True,
                                  time_limit=timelimit)
         image = firmware_image(spec)
         problems = image.check_config(platform.boot_info)
@@ -139,7 +143,7 @@ def run_board(model: bytes, model_name: str, label: str, overrides=(), timelimit
             os.unlink(log_path)
         except OSError:
             pass
-    parsed = parse_runner_log(text)
+    parsed = parse_runner_log(text + "\n" + said.getvalue())
     npu = spec.npu
     streams = result.npu_streams
     mem: dict = {}
@@ -248,27 +252,30 @@ def write_csv(runs: list, path: str) -> None:
         for k in r:
             if k not in cols:
                 cols.append(k)
-    try:
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols)
-            w.writeheader()
-            for r in rows:
-                w.writerow(r)
-    except OSError as e:
-        raise ConfigError(f"--csv {path}: cannot write: {e.strerror or e}") from None
+    text = io.StringIO(newline="")
+    w = csv.DictWriter(text, fieldnames=cols)
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    _write(path, text.getvalue(), "--csv")
 
 
 def write_json(runs: list, path: str, model_name: str = "") -> None:
     doc = {"model": model_name, "boards": [asdict(r) for r in runs]}
-    try:
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
-    except OSError as e:
-        raise ConfigError(f"--json {path}: cannot write: {e.strerror or e}") from None
+    _write(path, json.dumps(doc, indent=1), "--json")
+
+
+def _write(path: str, text: str, option: str) -> None:
+    """A report file, written whole or not at all (``fvp.safe_write``): a full disk is exit 1, a path that
+    cannot be written exit 2, each one line."""
+    res = write_file(path, text.encode())
+    if not res.ok:
+        raise res.error(f"{option} {path}: cannot write")
 
 
 def write_plot(runs: list, path: str, model_name: str = "") -> bool:
-    """A PNG bar chart of NPU cycles and bytes per memory; ``False`` when matplotlib is not installed."""
+    """A PNG of NPU cycles and of the NPU's traffic per memory, one bar (group) per run, each labelled with what
+    tells it apart and its NPU and memory mode; ``False`` when matplotlib is not installed."""
     try:
         import matplotlib
 
@@ -276,32 +283,38 @@ def write_plot(runs: list, path: str, model_name: str = "") -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    labels = [r.label for r in runs]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(runs) + 4), 4.5))
-    a1.bar(labels, [r.npu_cycles for r in runs], color="tab:blue")
+    from . import plotting
+
+    short, pattern = plotting.short_labels([r.label for r in runs])
+    labels = [plotting.wrap(s, 18) + (f"\n{r.variant}\n{r.memory_mode}" if r.variant else "")
+              for s, r in zip(short, runs)]
+    n = len(runs)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(9.0, 1.6 * n * 2 + 3), 4.8), layout="constrained")
+    xs = list(range(n))
+    bars = a1.bar(xs, [r.npu_cycles for r in runs], color=plotting.colours(1)[0], width=0.6)
+    for b, r in zip(bars, runs):
+        a1.annotate(plotting.count(r.npu_cycles), (b.get_x() + b.get_width() / 2, b.get_height()),
+                    xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=8)
     a1.set_ylabel("NPU cycles")
-    a1.set_title(f"NPU cycles {model_name}")
+    a1.set_title("NPU cycles", fontsize=10)
+    a1.margins(y=0.12)
     mems = _keys_of(runs, "memory_bytes")
     width = 0.8 / max(len(mems), 1)
-    for k, m in enumerate(mems):
-        xs = [i + k * width for i in range(len(runs))]
-        a2.bar(xs, [sum(r.memory_bytes.get(m, {}).values()) / 1e6 for r in runs], width=width, label=m)
-    a2.set_xticks([i + width * (len(mems) - 1) / 2 for i in range(len(runs))])
-    a2.set_xticklabels(labels)
-    a2.set_ylabel("MB moved (read + written)")
-    a2.set_title("NPU traffic per memory")
-    a2.legend()
+    for k, (m, col) in enumerate(zip(mems, plotting.colours(len(mems)))):
+        a2.bar([i - 0.4 + width * (k + 0.5) for i in xs], [sum(r.memory_bytes.get(m, {}).values()) for r in runs],
+               width=width, label=m, color=col)
+    a2.set_ylabel("bytes moved by the NPU (read + written)")
+    a2.set_title("NPU traffic per memory", fontsize=10)
+    if mems:
+        plotting.legend_outside(a2, title="memory")
     for a in (a1, a2):
-        for lab in a.get_xticklabels():
-            lab.set_rotation(20)
-            lab.set_ha("right")
-    fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=100)
-    except OSError as e:
-        raise ConfigError(f"--plot {path}: cannot write: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
+        a.set_xticks(xs)
+        a.set_xticklabels(labels, fontsize=8)
+        a.yaxis.set_major_formatter(plotting.count_formatter())
+        a.grid(True, axis="y", alpha=0.3)
+    what = pattern or model_name
+    fig.suptitle(plotting.wrap(f"fvp compare: {what}" if what else "fvp compare", 90), fontsize=11)
+    plotting.save(fig, path)
     return True
 
 
@@ -315,10 +328,10 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     out = out or sys.stdout
     paths = [model_paths] if isinstance(model_paths, str) else list(model_paths)
     models = []
-    from .inputs import read_program
+    from .programs.identify import read_checked_program
 
     for path in paths:
-        models.append((os.path.basename(path), read_program(path)))  # bounded, one-line errors
+        models.append((os.path.basename(path), read_checked_program(path)))  # bounded, one-line errors
     if len(models) == 1:
         if not boards:
             raise ConfigError("fvp compare: give at least one board (-c BOARD, repeat for more)")
@@ -333,6 +346,10 @@ def compare(model_paths, boards: list, overrides=(), csv_path=None, json_path=No
     else:
         raise ConfigError(f"fvp compare: {len(models)} models and {len(boards)} boards: give one board per model, "
                           f"or none (each model then runs on the board of its compile specs)")
+    for option, path in (("--csv", csv_path), ("--json", json_path), ("--plot", plot_path)):
+        res = check_writable(path) if path else None
+        if res is not None and not res.ok:  # refused before the runs, as fvp run's --trace
+            raise res.error(f"{option} {path}: cannot write")
     runs = []
     for (name, model), board, label in pairs:
         run = run_board(model, name, board, overrides, timelimit)

@@ -9,11 +9,11 @@ A Python traceback never reaches the user.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 
 from ..errors import ConfigError, ConfigProblems, FvpError
+from ..safe_write import WRITE_ERRNOS
 
 # the exit statuses of every command-line entry point (README: "Exit status")
 EXIT_OK = 0
@@ -25,14 +25,19 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 
 def error_lines(exc: BaseException) -> list[str]:
     if isinstance(exc, ConfigProblems):
-        return list(exc.problems)
-    if isinstance(exc, OSError) and exc.strerror:
-        return [f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror}"]
-    return str(exc).splitlines() or [type(exc).__name__]
+        lines = list(exc.problems)
+    elif isinstance(exc, OSError) and exc.strerror:
+        lines = [f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror}"]
+    else:
+        lines = str(exc).splitlines() or [type(exc).__name__]
+    return [printable(line) for line in lines]
 
 
-# a write that failed for want of room or a working device: the run failed (exit 1), not bad usage (exit 2)
-_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+def printable(line: str) -> str:
+    """A line with its control characters (a NUL byte from a file name, an escape sequence) shown as ``\\xNN``."""
+    if line.isprintable():
+        return line
+    return "".join(c if c >= " " or c == "\t" else f"\\x{ord(c):02x}" for c in line)
 
 
 def guarded(prog: str, body, usage_errors: tuple = ()) -> int:
@@ -43,7 +48,7 @@ def guarded(prog: str, body, usage_errors: tuple = ()) -> int:
     except (ConfigError, FvpError, OSError, *usage_errors) as e:
         if isinstance(e, BrokenPipeError):
             return _broken_pipe()
-        if isinstance(e, OSError) and e.errno in _WRITE_ERRNOS:
+        if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:  # for want of room or a working device: exit 1, not 2
             where = f" to {e.filename}" if e.filename else ""
             print(f"{prog}: error: writing the output{where} failed: {e.strerror}", file=sys.stderr)
             _discard_stdout()

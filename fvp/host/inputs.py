@@ -117,3 +117,4 @@ def read_program(path, spec=None, *, label: str | None = None, kind: str = "mode
     """A program file, bounded by ``program_limit(spec)``."""
     limit, why = program_limit(spec)
     return read_input(path, limit, label=label, kind=kind, why=why)
+

@@ -11,13 +11,36 @@ import json
 import os
 
 from ..boards import load_board
+from ..errors import ConfigError
 from .programs.firmware_image import inspect_program
 
 
 def describe(image: bytes, name: str) -> dict:
-    """The firmware's facts about ``image`` plus the file's name."""
+    """The firmware's facts about ``image`` plus the file's name and the memory it takes on its board."""
     facts = inspect_program(load_board(None), image, name)
-    return {"file": name, **facts}
+    return {"file": name, **facts, "memory": memory_needed(image, name, facts)}
+
+
+def memory_needed(image: bytes, name: str, facts: dict) -> dict | None:
+    """The memory the program takes on the board it runs on (its compile specs' board, as ``fvp run`` resolves
+    it), per linker region and placement (``run.memory.high_water``), before it runs: the method pool's use is
+    at least the planned buffers (the runtime's own allocations come on top; ``fvp run`` prints the real figure).
+    ``None`` for a program whose board does not load."""
+    from ..boards import ConfigProblems
+    from .programs.program_board import resolve
+    from .run.memory import high_water
+
+    try:
+        spec = resolve(image, model_name=name).load()
+    except (ConfigProblems, ConfigError):
+        return None
+    planned = max((m["planned_bytes"] for m in facts["methods"]), default=0)
+    hw = high_water(spec, image, {"method_allocator_used": planned})
+    board = os.path.splitext(os.path.basename(spec.files[-1]))[0] if spec.files else spec.name
+    return {"board": board, "memory_mode": spec.npu.memory_mode.name if spec.npu is not None else None,
+            "lower_bound": ["method"],
+            "placements": {k: {"region": r, "bytes": u, "size": n} for k, (r, u, n) in hw["placements"].items()},
+            "regions": {k: {"bytes": t, "complete": c} for k, (t, c) in hw["regions"].items()}}
 
 
 def _tensor(io: dict) -> str:
@@ -78,7 +101,27 @@ def format_text(facts: dict) -> list[str]:
         if pools.get("temp"):
             need.append(f"temp >= {pools['temp']} B (Ethos-U scratch)")
         lines.append(f"  pools needed ({facts['runner_profile']} runner): {', '.join(need)}")
+    mem = facts.get("memory")
+    if mem:
+        parts = []
+        for region, r in mem["regions"].items():
+            items = []
+            for pname, p in mem["placements"].items():
+                if p["region"] != region:
+                    continue
+                what = {"program": "", "method": ">= ", "temp": ""}.get(pname, "")
+                why = {"method": ": planned buffers", "temp": ": Ethos-U scratch"}.get(pname, "")
+                items.append(f"{pname} {what}{_kib(p['bytes'])}{why}" if p["bytes"] is not None
+                             else f"{pname} ? of {_kib(p['size'])}")
+            lower = any(p["region"] == region for k, p in mem["placements"].items() if k in mem["lower_bound"])
+            parts.append(f"{region} {'>= ' if lower or not r['complete'] else ''}{_kib(r['bytes'])} "
+                         f"({', '.join(items)})")
+        lines.append(f"memory on {mem['board']} ({mem['memory_mode']}): {'; '.join(parts)}")
     return lines
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB" if n >= 1024 else f"{n} B"
 
 
 def inspect_model(image: bytes, path: str, as_json: bool = False, out=print) -> int:

@@ -57,6 +57,7 @@ _numba_frozen = False
 
 def _launch(prog: str, module: str, func: str, *args) -> int:
     try:
+        _default_sigint()  # from here a Ctrl-C is a KeyboardInterrupt this function and the command handle
         main = getattr(importlib.import_module(module), func)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
@@ -67,6 +68,18 @@ def _launch(prog: str, module: str, func: str, *args) -> int:
     except KeyboardInterrupt:  # between the command's own guard and its return
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _default_sigint() -> None:
+    """Python's own Ctrl-C handler again (``fvp/__init__.py`` exits at once on a Ctrl-C while the console
+    script is still importing this module)."""
+    import signal
+
+    try:
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        pass
 
 
 def _is_script(prog: str) -> bool:

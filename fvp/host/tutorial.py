@@ -4,7 +4,7 @@ Takes run.sh's flags and does its steps: compile the model (ExecuTorch's ``aot_a
 with its Arm backend is installed; otherwise the prebuilt model zoo for the built-in names), skip the runner
 build (the Python ``arm_executor_runner`` is the application), then run the program like ``run_fvp.sh``: the
 banner, the FVP command line (here the ``FVP_Corstone_SSE-300_Ethos-U55/U65`` or, for an Ethos-U85 target,
-``FVP_Corstone_SSE-320`` drop-in), the log tee'd to a
+``FVP_Corstone_SSE-320`` drop-in, run in this process: no second interpreter), the log tee'd to a
 file, ``Simulation complete, <status>`` and ``Checking for problems in log:``. The check greps what run_fvp.sh
 greps (lines starting with ``F`` or ``E``, ``[critical]``, ``Hard fault``, the CPU-time message) plus every
 ``Info: Simulation is stopping. Reason:`` line and a non-zero simulator exit status, and unlike run_fvp.sh
@@ -395,27 +395,24 @@ class Run:
         return EXIT_OK
 
     def _run_logged(self, shown: list[str], cmd: list[str]) -> tuple[int, list[str]] | None:
+        """The drop-in (``cmd``: ``python -m fvp.host.dropin --flavour=... ARGS``) run in this process, its stdout
+        and stderr merged line by line into the terminal and the log (run_fvp.sh's ``2>&1 | tee``): the same run
+        as the FVP binary ``shown`` names, without starting a second interpreter."""
+        from .dropin.command import main as dropin_main
+
         self.output.mkdir(parents=True, exist_ok=True)
         log_path = self.output / f"{Path(self.pte).stem}_fvp.log"
         _say(f"CALL {shlex.join(shown)}", f"log: {log_path}")
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        lines = []
         with open(log_path, "w", encoding="utf-8") as log:
+            tee = _LineTee(sys.stdout, log)
+            saved = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = tee
             try:
-                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-            except OSError as e:
-                print(f"{self.prog}: error: cannot start the simulator: {e.strerror}", file=sys.stderr)
-                return None
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
-                sys.stdout.write(line + "\n")
-                sys.stdout.flush()
-                log.write(line + "\n")
-                lines.append(line)
-            rc = proc.wait()
-        return rc, lines
+                rc = dropin_main(cmd[cmd.index("fvp.host.dropin") + 1:])
+            finally:
+                sys.stdout, sys.stderr = saved
+                tee.close()
+        return rc, tee.lines
 
     def simulate_cortex_m(self) -> int:
         """run_fvp.sh's Cortex-M branch: the dummy input file, the semihosting run, then the bundled verdict."""
@@ -436,6 +433,50 @@ class Run:
             _say(f"[{self.prog}] No Test_result line found in FVP output for {bundle.name}")
             verdict = EXIT_FAIL
         return max(verdict, self._check_problems(rc, lines))
+
+
+class _LineTee:
+    """A text stream (with a binary ``buffer``, as the UART writes bytes) that copies every complete line to the
+    terminal and to the log, and keeps the lines for the problem check."""
+
+    def __init__(self, terminal, log):
+        self.terminal, self.log = terminal, log
+        self.lines: list[str] = []
+        self._part = ""
+        self.buffer = _TeeBuffer(self)
+
+    def write(self, text: str) -> int:
+        self._part += text
+        *done, self._part = self._part.split("\n")
+        for line in done:
+            line = line.rstrip("\r")
+            self.terminal.write(line + "\n")
+            self.log.write(line + "\n")
+            self.lines.append(line)
+        if done:
+            self.terminal.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        if self._part:
+            self.write("\n")
+
+
+class _TeeBuffer:
+    def __init__(self, tee: _LineTee):
+        self.tee = tee
+
+    def write(self, data: bytes) -> int:
+        return self.tee.write(bytes(data).decode("utf-8", "replace"))
+
+    def flush(self) -> None:
+        self.tee.flush()
 
 
 def main(argv=None) -> int:

@@ -47,6 +47,7 @@ class BusPort:
         self._before_input = before_input or (lambda: None)
         self._mmio = cpu.cost_of("mmio")
         self.trace_events: list = []  # (time_ps, phase "B"/"E", category, name) from the firmware's trace hook
+        self.sleeps: list = []  # (start_ps, end_ps) of every WFI that slept: where the CPU did no work
 
     # ---------------------------------------------------------------- registers and memory
     def read32(self, addr: int) -> int:
@@ -134,12 +135,18 @@ class BusPort:
 
     def wait_for_interrupt(self) -> int:
         """WFI: sleep until an interrupt is pending; returns its number (and clears it, like taking it)."""
-        while True:
-            n = self._nvic.take()
-            if n is not None:
-                return n
-            if not self._sim.run_next_event():
-                raise SimulationStop(StopReason.DEADLOCK, "the CPU waits for an interrupt but no device has an event pending")
+        start = self._sim.now_ps
+        try:
+            while True:
+                n = self._nvic.take()
+                if n is not None:
+                    return n
+                if not self._sim.run_next_event():
+                    raise SimulationStop(StopReason.DEADLOCK,
+                                         "the CPU waits for an interrupt but no device has an event pending")
+        finally:
+            if self._sim.now_ps > start:
+                self.sleeps.append((start, self._sim.now_ps))
 
     def cpu_cycles(self) -> int:
         return self._sim.cpu_cycles

@@ -61,9 +61,20 @@ class Simulator:
         whole = int(total)
         self._frac_cycles = total - whole
         if whole:
-            self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+            start = self.now_ps
+            try:
+                self.advance_to(self.now_ps + self.cpu.cycles_to_ps(whole))
+            except SimulationStop as stop:
+                if stop.reason == "cycle_limit":  # the work stopped at the limit: only that much was done
+                    self.charged_cpu_cycles -= max(0, whole - self.cpu.ps_to_cycles(self.now_ps - start))
+                raise
 
     def advance_to(self, t_ps: int) -> None:
+        if self.cycle_limit is not None:  # a long piece of work stops at the limit, not at its own end
+            limit_ps = self.cpu.cycles_to_ps(self.cycle_limit + 1)
+            while self.cpu.ps_to_cycles(limit_ps) <= self.cycle_limit:  # rounding: the first time past the limit
+                limit_ps += 1
+            t_ps = min(t_ps, max(limit_ps, self.now_ps))
         while self._events and self._events[0][0] <= t_ps:
             when, _, fn = heapq.heappop(self._events)
             self.now_ps = max(self.now_ps, when)

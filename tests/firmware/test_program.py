@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import struct
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from firmware.executorch.error import Error, RuntimeFailure
 from firmware.executorch.program import load_program
 from firmware.executorch.program_types import INLINE, SCALAR_TYPES
 from firmware.executorch.vela_bin import parse_vela_bin
+from testutil import python_lines
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CORPUS = DATA / "corpus"
@@ -46,9 +46,7 @@ def _load_any(raw):
 @pytest.mark.parametrize("name", PTES + BPTES)
 def test_every_corpus_file_loads(name):
     raw = (CORPUS / name).read_bytes()
-    t0 = time.perf_counter()
     bp, prog = _load_any(raw)
-    assert time.perf_counter() - t0 < 1.0
     assert is_bundled(raw) == name.endswith(".bpte")
     assert prog.version == 0 and len(prog.execution_plans) == 1
     plan = prog.execution_plans[0]
@@ -236,7 +234,8 @@ def _exercise(raw: bytes):
 
 
 def _load_or_fail(raw: bytes) -> bool:
-    t0 = time.perf_counter()
+    """Load (or refuse) ``raw``; the work is bounded by the reader's budget (``flatbuf.FlatBuffer.charge``: about
+    two elements per byte), which ``test_program_synthetic`` checks by the work it counts, never by a clock."""
     try:
         _exercise(raw)
         ok = True
@@ -244,7 +243,6 @@ def _load_or_fail(raw: bytes) -> bool:
         assert exc.message and "\n" not in exc.message
         assert exc.code in (Error.InvalidProgram, Error.InvalidArgument, Error.InvalidExternalData), exc
         ok = False
-    assert time.perf_counter() - t0 < 0.5
     return ok
 
 
@@ -305,13 +303,11 @@ def test_absurd_lengths_offsets_and_vtables(raw, monkeypatch):
     for p in pos["table"]:
         for v in (0, 4, -4, 0x7FFFFFFF, -0x80000000, -len(raw)):
             cases += [(p, v & 0xFFFFFFFF), (p + inner, v & 0xFFFFFFFF)]
-    t0 = time.perf_counter()
     for p, v in cases:
         if p + 4 <= len(raw):
             bad = bytearray(raw)
             struct.pack_into("<I", bad, p, v)
             _load_or_fail(bytes(bad))
-    assert time.perf_counter() - t0 < 20
 
 
 _FLIPS = st.lists(st.tuples(st.integers(0, 2**31), st.integers(0, 7)), min_size=1, max_size=10)
@@ -344,12 +340,13 @@ def test_random_garbage_with_identifier(body, ident):
     _load_or_fail(raw + bytes(max(0, 64 - len(raw))))
 
 
-def test_large_program_loads_fast():
+def test_large_program_loads_without_copying_its_data():
+    """MobileNetV2's 3.4 MB delegate is a view of the file's bytes (a copy per load was the cost), and the load
+    does work per table, not per byte (Python lines counted, not seconds)."""
     raw = (CORPUS / "mv2_full_u55-128.bpte").read_bytes()
-    t0 = time.perf_counter()
-    bp = load_bundled(raw)
-    prog = bp.load_program()
-    assert time.perf_counter() - t0 < 0.5
+    bp, lines = python_lines(load_bundled, raw)
+    prog, more = python_lines(bp.load_program)
+    assert lines + more < len(raw) // 100, (lines, more)
     (d,) = prog.execution_plans[0].delegates
     off, size = prog.delegate_data(d)
     assert size > 3_000_000 and prog.view(off, size).obj is raw

@@ -138,3 +138,31 @@ def test_compare_several_programs_each_on_its_board(tmp_path):
     assert cycles[0] > cycles[1] > cycles[2] > 0
     rc, out, err = run_fvp("compare", *progs, "-c", "default")
     assert rc == 2 and "give one board per model" in err
+
+
+def test_compare_plot_reads_at_a_glance(tmp_path, monkeypatch):
+    """fvp compare --plot of one network per NPU: the file names' shared part is the title (whole in the saved
+    figure), each bar says what tells it apart with its NPU and memory mode, the legend is off the bars."""
+    pytest.importorskip("matplotlib")
+    from fvp.host import plotting
+
+    seen = []
+    real_save = plotting.save
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        seen.append((fig, fig.canvas.get_renderer()))
+        real_save(fig, path)
+
+    monkeypatch.setattr(plotting, "save", keep)
+    zoo = ROOT / "fvp" / "host" / "programs" / "zoo" / "programs"
+    p = tmp_path / "cmp.png"
+    rc, out, err = run_fvp("compare", *(zoo / f"add_q_ethos-u55-{n}.bpte" for n in (64, 128)), "--plot", p)
+    assert rc == 0, err
+    (fig, renderer), = seen
+    assert fig._suptitle.get_text() == "fvp compare: add_q_ethos-u55-{64,128}.bpte"
+    a1, a2 = fig.axes
+    assert [t.get_text() for t in a1.get_xticklabels()] == ["64\nethos-u55-64\nShared_Sram",
+                                                            "128\nethos-u55-128\nShared_Sram"]
+    assert not a2.get_legend().get_window_extent(renderer).overlaps(a2.get_window_extent(renderer))
+    assert p.stat().st_size > 1000

@@ -1,5 +1,5 @@
-"""The drop-in against ExecuTorch's real ``arm_executor_runner`` ELFs (tests/data/runner_elf, built by
-tools/build_runner_elf.sh with gcc-arm-none-eabi from ExecuTorch cff6f4dd; docs/runner-elf.md).
+"""The drop-in against ExecuTorch's real ``arm_executor_runner`` ELFs (tests/data/runner_elf, built with
+gcc-arm-none-eabi from ExecuTorch cff6f4dd; docs/runner-elf.md).
 
 The command lines are those ExecuTorch's scripts build, flag by flag in their order (written here as facts, not
 copied code): ``backends/arm/scripts/run_fvp.sh`` for the runners with the program baked in (or given with

@@ -126,12 +126,17 @@ def test_each_point_gets_the_compile_for_its_npu_or_is_told_it_needs_one(tmp_pat
 
 FAKE_AOT = r'''#!{python}
 # stands in for ExecuTorch's python: "-m executorch.backends.arm.scripts.aot_arm_compiler ..." copies the zoo's
-# compile for --target (a real compile of the same model); counts its calls
-import shutil, sys
+# compile for --target (a real compile of the same model); counts its calls. --output as ExecuTorch 1.5.1 takes
+# it: a file name only when it ends in .pte/.bpte, otherwise a folder it creates (and writes <model>_....bpte in)
+import os, shutil, sys
 args = dict(a.split("=", 1) for a in sys.argv[3:] if a.startswith("--") and "=" in a)
 with open({log!r}, "a") as f:
     f.write(" ".join(sys.argv[1:]) + "\n")
-shutil.copy({zoo!r} + "/add_q_" + args["--target"] + ".bpte", args["--output"])
+out = args["--output"]
+if not out.endswith((".pte", ".bpte")):
+    os.makedirs(out, exist_ok=True)
+    out = os.path.join(out, "add_arm_delegate_" + args["--target"] + ".bpte")
+shutil.copy({zoo!r} + "/add_q_" + args["--target"] + ".bpte", out)
 '''
 
 
@@ -155,6 +160,12 @@ def test_points_without_a_compile_are_compiled_with_executorch_and_cached(tmp_pa
         assert by["ethos-u55-256"]["compiled_for"]["target"] == "ethos-u55-256"
     calls = log.read_text().splitlines()
     assert len(calls) == 1 and "--target=ethos-u55-256" in calls[0] and "--memory_mode=Shared_Sram" in calls[0]
+    # a compile someone else planted or changed in the shared cache (no seal of this user's key) is compiled again
+    (cached,) = (tmp_path / "cache" / "sweep-compiles").glob("*/*.bpte")
+    real = cached.read_bytes()
+    cached.write_bytes((ZOO / "add_q_ethos-u55-128.bpte").read_bytes())
+    Planner(load_sweep(path), log=lambda s: None).plan()
+    assert len(log.read_text().splitlines()) == 2 and cached.read_bytes() == real
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -212,8 +223,8 @@ def test_rerun_skips_finished_points(local_sweep):
 
 def test_journal_keeps_complete_rows_of_an_interrupted_sweep(tmp_path):
     j = Journal(str(tmp_path))
-    j.add({"key": "a", "status": "ok"})
-    j.add({"key": "b", "status": "error"})
+    j.add({"key": "a", "program": "p", "status": "ok", "npu_cycles": 5, "inference_ms": 0.1, "sram_bytes": 8})
+    j.add({"key": "b", "program": "p", "status": "error"})
     j.close(compact=False)
     with open(tmp_path / "results.jsonl", "a") as f:
         f.write('{"key": "c", "sta')  # a line cut by a kill
@@ -267,11 +278,120 @@ def test_sweep_on_a_local_dask_cluster_matches_the_local_rows(local_sweep):
     assert meta["where"] == "a Dask cluster" and meta["ran"] == 3
 
 
-def test_plots(local_sweep, tmp_path):
+def test_plots(local_sweep, tmp_path, monkeypatch):
+    """The plots read at a glance: every legend outside its axes (off the data), no colour used twice for two
+    series of a panel, the axis values in the sweep file's order, the titles whole in the saved figure."""
     pytest.importorskip("matplotlib")
+    from fvp.host import plotting
     from fvp.host.sweep.results import write_plots
 
+    figures = []
+    real_save = plotting.save
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        figures.append((os.path.basename(str(path)), fig, fig.canvas.get_renderer()))
+        real_save(fig, path)
+
+    monkeypatch.setattr(plotting, "save", keep)
     path, d, res = local_sweep
-    files = write_plots(res["rows"], ["npu.variant", "axi1.clock_scale"], tmp_path, "tiny")
+    files = write_plots(res["rows"], ["npu.variant", "axi1.clock_scale"], tmp_path, "tiny",
+                        {"npu.variant": ["ethos-u55-64", "ethos-u55-128"], "axi1.clock_scale": ["0.125", "0.25"]})
     assert [os.path.basename(f) for f in files] == ["cycles.png", "pareto.png"]
     assert all(os.path.getsize(f) > 1000 for f in files)
+    for name, fig, renderer in figures:
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is not None:
+                assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer)), name
+            lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1]
+            assert len({(ln.get_color(), ln.get_linestyle(), ln.get_marker()) for ln in lines}) == len(lines), name
+        if name == "cycles.png":
+            assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["ethos-u55-64", "ethos-u55-128"]
+    assert len(set(plotting.colours(20))) == 20 and len(set(plotting.colours(30))) == 30
+    assert plotting.short_labels(["m_ethos-u55-64.bpte", "m_ethos-u55-128.bpte"]) == \
+        (["64", "128"], "m_ethos-u55-{64,128}.bpte")
+
+
+@pytest.mark.executorch
+def test_a_point_that_needs_a_compile_is_compiled_by_the_real_aot_arm_compiler(tmp_path, monkeypatch):
+    """ExecuTorch's own aot_arm_compiler (1.5.1) compiles the point no program exists for (add for ethos-u55-32,
+    which the zoo does not have); the row runs it and passes its bundled check; a second plan reuses it."""
+    from testutil import executorch_python
+
+    from fvp.host.sweep.command import run_sweep
+
+    monkeypatch.setenv("EXECUTORCH_PYTHON", executorch_python())
+    monkeypatch.setenv("FVP_CACHE_DIR", str(tmp_path / "cache"))
+    path = _write(tmp_path, """
+        programs: [{zoo: add, model: add}]
+        axes: {npu.variant: [ethos-u55-32]}
+    """)
+    res = run_sweep(path, str(tmp_path / "out"), jobs=1, plot=False, plain_progress=True)
+    (row,) = res["rows"]
+    assert row["status"] == "ok", row["reason"]
+    assert row["stream"] == "compiled" and row["compiled_for"]["target"] == "ethos-u55-32"
+    assert row["variant"] == "ethos-u55-32" and row["bundled_check"] == "pass" and row["npu_cycles"] > 0
+    compiled = list((tmp_path / "cache" / "sweep-compiles").glob("*/add_ethos-u55-32_Shared_Sram.bpte"))
+    assert len(compiled) == 1 and not list(compiled[0].parent.glob("compile-*"))  # no work folder left behind
+    log = []
+    plan = Planner(load_sweep(path), log=log.append).plan()
+    assert plan.compiles == 0 and not log and plan.tasks[0]["program_sha256"] == row["program_sha256"]
+
+
+def test_a_what_if_stream_that_needs_the_fast_scratch_cannot_run_and_says_why(tmp_path):
+    """A stream compiled for Dedicated_Sram addresses the NPU's fast scratch (region 2): on a runner built for
+    Sram_Only (no dedicated_sram) the Ethos-U faults at address 0 + offset. The plan says so per point
+    (cannot-run, with the reason) instead of running it into 'Ethos-U invocation failed error (-1)'."""
+    from fvp.host.sweep.plan import FAST_SCRATCH_REGION, stream_regions
+
+    from testutil import CORPUS
+
+    dedicated = (CORPUS / "mobilenet_v1_025_u65-256.bpte").read_bytes()
+    assert FAST_SCRATCH_REGION in stream_regions(dedicated)
+    assert FAST_SCRATCH_REGION not in stream_regions((ZOO / "mobilenet_v1_025_q_ethos-u65-256.bpte").read_bytes())
+    path = _write(tmp_path, f"""
+        programs: [{{files: [{CORPUS / 'mobilenet_v1_025_u65-256.bpte'}]}}]
+        mismatch: what-if
+        axes:
+          npu.variant: [ethos-u65-256]
+          npu.memory_mode: [Sram_Only, Dedicated_Sram]
+    """)
+    plan = Planner(load_sweep(path), compiler=_NoET()).plan()
+    (row,) = plan.rows
+    assert row["axes"]["npu.memory_mode"] == "Sram_Only" and row["status"] == "cannot-run"
+    assert "addresses the NPU's fast scratch (region 2)" in row["reason"] and "Sram_Only" in row["reason"]
+    (task,) = plan.tasks
+    assert task["axes"]["npu.memory_mode"] == "Dedicated_Sram" and task["stream"] == "exact"
+
+
+def test_progress_lines_count_the_points_planning_could_not_run(tmp_path, monkeypatch):
+    import io
+
+    import fvp.host.tutorial as tutorial
+    from fvp.host.sweep.command import run_sweep
+
+    monkeypatch.setattr(tutorial, "executorch_python", lambda: None)  # no compiles: u55-32 needs one
+    path = _write(tmp_path, """
+        programs: [{zoo: add}]
+        axes: {npu.variant: [ethos-u55-128, ethos-u55-32]}
+    """)
+    err = io.StringIO()
+    res = run_sweep(path, str(tmp_path / "out"), jobs=1, plot=False, plain_progress=True, out=io.StringIO(), err=err)
+    assert [r["status"] for r in res["rows"]] == ["ok", "needs-compile"]
+    assert "1/1 points run (1 not ok: 0 of those run, 1 not runnable)" in err.getvalue(), err.getvalue()
+    assert f"results in {tmp_path / 'out'}" in err.getvalue()
+
+
+@pytest.mark.parametrize("name", ["mobilenet.yaml", "mobilenet-whatif.yaml"])
+def test_the_docs_showcases_run_every_point_without_executorch(name):
+    """docs/sweeps/*.yaml: every point has a program to run (the model zoo's, in the package), so the README's
+    commands end with exit status 0 on its install; the plan alone says so (nothing needs a compile)."""
+    spec = load_sweep(str(ROOT / "docs" / "sweeps" / name))
+    plan = Planner(spec, compiler=_NoET()).plan()
+    assert plan.rows == [] and len(plan.tasks) == len(spec.points())
+    assert all(t["program_file"].startswith(("zoo:", "mobilenet_v1_025_q_")) for t in plan.tasks)
+    if name == "mobilenet.yaml":
+        assert {t["stream"] for t in plan.tasks} == {"exact"}
+    else:
+        assert {t["stream"] for t in plan.tasks} == {"exact", "what-if"}

@@ -1,24 +1,16 @@
 """``tools/run.sh``: ExecuTorch's run.sh flow (compile or zoo, run, check the log) on this simulator."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from testutil import CORPUS, ROOT, executorch_python
-
-RUN_SH = ROOT / "tools" / "run.sh"
+from testutil import CORPUS, ROOT, RUN_SH, executorch_python, run_fvp
 
 
-def run_sh(*args, cwd, env_extra=None, timeout=600):
-    env = dict(os.environ)
-    env.pop("EXECUTORCH_PYTHON", None)
-    env["PYTHON"] = sys.executable
-    env.update(env_extra or {})
-    p = subprocess.run(["bash", str(RUN_SH), *map(str, args)], capture_output=True, cwd=cwd, env=env,
-                       timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+def run_sh(*args, cwd, env_extra=None, timeout=600, shell=False):
+    """``tools/run.sh ARGS`` without ExecuTorch (unless ``env_extra`` names one): the script's Python in this process
+    (testutil.run_fvp; the simulator it calls is still a new process, as run_fvp.sh's FVP is), or through bash
+    with ``shell=True``."""
+    return run_fvp(*args, cwd=cwd, prog="tools/run.sh", env_extra={"EXECUTORCH_PYTHON": None, **(env_extra or {})},
+                   timeout=timeout, new_process=shell)
 
 
 def last_lines(out, n=1):
@@ -26,7 +18,8 @@ def last_lines(out, n=1):
 
 
 def test_tutorial_add(tmp_path):
-    rc, out, err = run_sh("--model_name=add", "--target=ethos-u55-128", cwd=tmp_path)
+    """The README's command, through bash as a user runs it."""
+    rc, out, err = run_sh("--model_name=add", "--target=ethos-u55-128", cwd=tmp_path, shell=True)
     assert rc == 0, out + err
     assert last_lines(out, 3) == [f"[{RUN_SH}] Simulation complete, 0", "Checking for problems in log:",
                                   "No problems found!"]

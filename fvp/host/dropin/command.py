@@ -43,10 +43,10 @@ from hwdesc.boot import RunArgs
 
 from ... import __version__
 from ...errors import StopReason
-from ..entry import guarded
+from ..entry import guarded, printable
 from ..run import session
 from .application import find_application
-from .params import FLAVOURS, Usage, build_parser, list_instances, list_params, parse_parameters
+from .params import FLAVOURS, Usage, build_parser, list_instances, list_params, parse_parameters, spelled
 from .placement import board_for
 
 
@@ -78,20 +78,6 @@ def _fvp_status(result, host_cwd: str) -> int:
         if len(head) == 5 and head[:4] == b"SHFB" and head[4] & 1:
             return int(result.message) & 0xFF
     return 0
-
-
-def _failure_line(result) -> str:
-    """Why a run ended with a non-zero status, in one line (the log says it too, on stdout)."""
-    reason, message = result.reason, result.message
-    if reason == StopReason.HARD_FAULT:
-        why = f"the CPU took a hard fault: {message}"
-    else:
-        lines = [ln for ln in session.trailer_lines(reason, message, result.sim_time_ps // 1000)
-                 if ln.strip() and not ln.startswith("[warning ]")]
-        why = lines[-1] if lines else reason
-        for prefix in ("Info: Simulation is stopping. Reason: ", "[critical] "):
-            why = why.removeprefix(prefix)
-    return f"{why.rstrip('.')} (exit status {result.exit_code})"
 
 
 def main(argv=None, flavour: str = "u55") -> int:
@@ -161,13 +147,17 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
                + (f"; from {'its ethos-u operator' if app.model[4:8] == b'TFL3' else 'its compile specs'}: "
                   f"{', '.join(notes)}" if notes else "")
                + (f"; {elf_note}" if elf_note else "")]
+        if npu is not None and npu.timing == "none":  # ExecuTorch's test harness passes --fast
+            say.append(f"Info: {spelled(fl, 'ethosu.extra_args')}=--fast: the NPU's timing model is off (the FVP's "
+                       f"fast mode): NPU cycles, AXI beats and the PMU counters are not modelled and read 0 or 1; "
+                       f"leave the option out for cycle figures")
         print("\n".join(say), flush=True)
     result = session.run(platform, image.main, stat=args.stat)
     sys.stdout.flush()
     code = result.exit_code if convention == "simulator" else _fvp_status(result, host_cwd)
     if result.exit_code != 0:  # a harness that shows only stderr ("Failed running command") sees the reason
         note = f"; exit status {code} as Arm's FVP ({EXIT_STATUS_ENV}=fvp)" if code != result.exit_code else ""
-        print(f"{binary}: error: {_failure_line(result)}{note}", file=sys.stderr, flush=True)
+        print(f"{binary}: error: {printable(session.failure_line(result))}{note}", file=sys.stderr, flush=True)
     return code
 
 

@@ -124,6 +124,8 @@ def config_file_params(path: str) -> list[str]:
         if "=" not in line:
             raise Usage(f"-f {path}:{n}: expected NAME=VALUE, got {line!r}")
         name, _, value = line.partition("=")
+        if "\0" in line:  # the FVP reads a C string, which ends there; nothing of it is taken as a file name
+            raise Usage(f"-f {path}:{n}: {name.strip()}: the value holds a NUL byte")
         out.append(f"{name.strip()}={value.strip()}")
     return out
 

@@ -38,6 +38,9 @@ CORTEX_M_RUNNER_OVERRIDES = [        # build_test_runner.sh: -DET_ATOL=5.0 -DET_
 
 TEMP_POOL_SRAM = "2MiB"          # ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE 0x200000
 TEMP_POOL_DDR = "64MiB"          # 0x4000000 for Dedicated_Sram*
+# the semihosting runner's input_file_allocation_pool (ET_ARM_BAREMETAL_INPUT_FILE_ALLOCATOR_POOL_SIZE), in DDR: the
+# program and input files it reads from the host (-m, -i); 60 MiB in setup_testing.sh's runners (docs/runner-elf.md)
+INPUT_FILE_POOL = "60MiB"
 
 MODEL_ADDRESS = 0x7000_0000      # network_model_sec -> .ddr.rodata, the first section in DDR
 

@@ -85,6 +85,16 @@ def default_image(spec) -> tuple[bytes, str]:
     return fn(spec.npu.variant if spec.npu is not None else None)
 
 
+def check_program(spec, image: bytes, name: str, inputs: int = 0) -> None:
+    """``ConfigError`` (one line naming ``name``, exit status 2) when the loader of the firmware image the board
+    ``spec`` names refuses ``image`` (its ``check_program``; also more ``inputs`` files than the program takes),
+    before anything runs; nothing when it takes it or the image cannot say."""
+    fn = getattr(firmware_module(spec), "check_program", None)
+    why = fn(image, inputs) if fn is not None else None
+    if why:
+        raise ConfigError(f"{name}: {why}")
+
+
 def inspect_program(spec, image: bytes, name: str) -> dict:
     """What the firmware image the board ``spec`` names reads in ``image`` (its ``inspect_program``); a file it
     refuses is a ``ConfigError`` of one line naming ``name``."""

@@ -19,6 +19,7 @@ from ...errors import ConfigError
 from ...boards import ConfigProblems
 from ..cli_args import add_board_options, cycles, load_for, seconds
 from ..inputs import read_program
+from ..programs.identify import check_program_file
 from . import session
 
 
@@ -50,7 +51,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     run.add_argument("--timelimit", type=seconds, metavar="SECONDS", help="stop after SECONDS of host (wall) time")
     run.add_argument("--stat", action="store_true", help="print the FVP-style statistics block at the end")
     run.add_argument("-q", "--quiet", action="store_true",
-                     help="no start-up lines from the simulator, as on the drop-in (fvp run prints none anyway)")
+                     help="no start-up line on stderr (the program, board, NPU, system config and memory mode run, "
+                          "and why), as the drop-in's -q; a failure's reason is still said")
     run.add_argument("--check-stream", nargs="?", const="warn", choices=("off", "warn", "strict"), default=None,
                      help="check every NPU operation and DMA against what the stream declares "
                           "(docs/stream-checker.md); strict: the first error stops the run (exit 1)")
@@ -96,6 +98,92 @@ def _note(lines) -> None:
         print(f"fvp: note: {line}", file=sys.stderr)
 
 
+_CONFIG_KEYS = (("target", "npu.variant"), ("system_config", "npu.system_config"), ("memory_mode", "npu.memory_mode"))
+
+
+def configuration_line(model_name: str, spec, args, used=None, cpu_only: bool = False) -> str:
+    """The one stderr line that says what runs: the program, the board, its NPU, system config and memory mode, and
+    where each came from (the program's compile specs, ``--target``, ``-c``, ``-C``, or the board's own), then the
+    user's other ``-C`` keys. ``used`` is ``program_board.Resolution.used`` (what -> (value, source)); ``cpu_only``:
+    the program has no Ethos-U delegate (the board's NPU configuration is then the board's, whatever it is)."""
+    used = used or {}
+    board = os.path.splitext(os.path.basename(spec.files[-1]))[0] if spec.files else "board"
+    if args.board is not None:
+        board = args.board
+    shown = set()
+    parts = []
+    for what, key in _CONFIG_KEYS:
+        if spec.npu is None:
+            break
+        value = {"target": spec.npu.variant, "system_config": spec.npu.system_config.name,
+                 "memory_mode": spec.npu.memory_mode.name}[what]
+        src = used.get(what, (value, ""))[1]
+        prov = str(spec.provenance.get(key, ""))
+        if src == "program":
+            src = "program"
+        elif prov.startswith("-C ") and not src:
+            src = prov.split("=", 1)[0]
+        elif not src:
+            src = (f"--target {args.target}" if args.target and what == "target"
+                   else f"-c {args.board}" if args.board is not None else "board")
+        if src.startswith("-C "):
+            shown.add(src[3:])
+        parts.append((value, src))
+    why = {"program": "the program's compile specs",
+           "board": "the board's" + ("; the program has no Ethos-U delegate" if cpu_only else "")}
+    groups: list = []  # adjacent values with the same source share its parenthesis
+    for value, src in parts:
+        if groups and groups[-1][1] == src:
+            groups[-1][0].append(value)
+        else:
+            groups.append(([value], src))
+    npu = ", ".join(f"{', '.join(vals)} ({why.get(src, src)})" for vals, src in groups) or "no NPU"
+    extra = [o for o in args.overrides if str(o).split("=", 1)[0].strip() not in shown]
+    return (f"fvp: running {model_name} on {board}: {npu}"
+            + (f"; with -C {' -C '.join(map(str, extra))}" if extra else ""))
+
+
+class _Tail:
+    """The UART's console: forwards every byte to stdout and keeps the last ``keep`` of them, where the runner's
+    memory statistics are (read for the high-water line at the end of the run)."""
+
+    def __init__(self, keep: int = 1 << 16):
+        self.target = getattr(sys.stdout, "buffer", None)
+        self.keep = keep
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        if self.target is not None:
+            self.target.write(data)
+        else:
+            sys.stdout.write(bytes(data).decode("latin-1"))
+        self.data += data
+        if len(self.data) > 2 * self.keep:
+            del self.data[:-self.keep]
+
+    def flush(self) -> None:
+        (self.target or sys.stdout).flush()
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+def _uart_log(spec, console) -> str:
+    """The end of the run's UART log: the console's tail, or the last 64 KiB of the file the UART wrote."""
+    if console is not None:
+        return console.text()
+    for dev in spec.devices.values():
+        path = dev.props.get("out_file") if dev.type == "cmsdk_uart" else None
+        if path and path != "-" and os.path.isfile(path):
+            try:
+                with open(path, "rb") as f:
+                    f.seek(max(0, os.path.getsize(path) - (1 << 16)))
+                    return f.read().decode("utf-8", "replace")
+            except OSError:
+                return ""
+    return ""
+
+
 def cmd_run(args) -> int:
     if args.dataset or args.labels or args.cluster or args.jobs != 1:
         from .evaluate import cmd_evaluate
@@ -105,18 +193,26 @@ def cmd_run(args) -> int:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
     model_name = None
     embedded = False
+    used = {}
+    cpu_only = False
     if args.model:
-        from ..programs.program_board import resolve
+        from ..programs.program_board import is_tflite, resolve
 
         model = read_program(args.model)  # bounded: a program must fit the region the board places it in
+        check_program_file(model, args.model)  # not a program, or cut short: exit 2 before anything runs
         model_name = os.path.basename(args.model)
         res = resolve(model, board=args.board, target=args.target, overrides=args.overrides, model_name=model_name)
         spec = res.load()
+        used = res.used
+        cpu_only = not res.program.has_npu and not is_tflite(model)
         _note(res.notes)
         if args.vela or args.vela_args:
             from ..programs.vela import prepare
 
             model, model_name = prepare(model, model_name, spec, args.vela_args, note=lambda line: _note([line]))
+        from ..programs.firmware_image import check_program
+
+        check_program(spec, model, args.model, len(args.inputs))  # what the runner's loader refuses: exit 2
     else:
         if args.vela or args.vela_args:
             raise ConfigProblems(["--vela: give the MODEL (.tflite) to compile"])
@@ -154,18 +250,34 @@ def cmd_run(args) -> int:
                           "(--etdump-debug-buffer FILE)")
     run_args = RunArgs(inputs=args.inputs, output=args.output, embedded=embedded, etdump=args.etdump,
                        etdump_debug_buffer=args.etdump_debug_buffer)
+    to_stdout = all(d.props.get("out_file") in ("-", "", None) for d in spec.devices.values()
+                    if d.type == "cmsdk_uart")
+    console = _Tail() if to_stdout and not args.quiet else None
     platform = session.build(spec, model=model, model_name=model_name, args=run_args,
                              data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
                              time_limit=args.timelimit, strict=True if args.strict else None,
-                             check_stream=args.check_stream)
-    result = session.run(platform, stat=args.stat)
+                             check_stream=args.check_stream, console=console)
+    image = session.checked_image(platform)  # the firmware accepts the board: what runs is settled
+    if not args.quiet:
+        print(configuration_line("the embedded program (the tutorial's x + x)" if embedded else model_name, spec,
+                                 args, used, cpu_only), file=sys.stderr, flush=True)
+    result = session.run(platform, image.main, stat=args.stat)
     if args.profile or args.trace:
-        from .report import print_profile, write_trace
+        from .report import print_profile, print_time_summary, write_trace
 
         if args.profile:
             print_profile(platform, result)
+            print_time_summary(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
+    sys.stdout.flush()
+    if not args.quiet and result.exit_code == 0:  # how much memory the program took, per memory and pool
+        from .memory import high_water, high_water_line, runner_memory_stats
+
+        hw = high_water(spec, model, runner_memory_stats(_uart_log(spec, console)))
+        print(f"fvp: memory high-water marks: {high_water_line(hw)}", file=sys.stderr, flush=True)
+    if result.exit_code != 0:  # stdout may be a file or a pipe: the reason is on the terminal too
+        print(f"fvp: error: {session.failure_line(result)}", file=sys.stderr, flush=True)
     return result.exit_code
 
 

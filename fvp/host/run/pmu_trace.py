@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import json
 
+from ...errors import OutputLost
 from ...safe_write import check_writable, write_file
 
 _PID = "ethosu"
@@ -69,8 +70,9 @@ def check(path: str) -> str | None:
     return None if r.ok else f"npu.pmu_trace={path}: cannot write the PMU trace: {r.strerror}"
 
 
-def write(path: str, streams, clock_hz: int) -> str | None:
-    """Write the trace of ``streams`` to ``path`` (gzip JSON); a one-line error, or ``None`` when written."""
+def write(path: str, streams, clock_hz: int) -> OutputLost | None:
+    """Write the trace of ``streams`` to ``path`` (gzip JSON); ``None`` when written, else the error to raise
+    once the run is reported (one line, exit status 1: the trace is lost)."""
     data = gzip.compress(json.dumps(trace_document(streams, clock_hz), separators=(",", ":")).encode(), mtime=0)
     r = write_file(path, data)
-    return None if r.ok else f"npu.pmu_trace={path}: cannot write the PMU trace: {r.strerror}"
+    return None if r.ok else OutputLost(f"npu.pmu_trace={path}: cannot write the PMU trace: {r.strerror}")

@@ -230,6 +230,101 @@ def print_profile(platform, result, out=None) -> None:
     out.flush()
 
 
+# ================================================================================================ time summary
+
+
+def _union(intervals) -> list:
+    """Sorted, disjoint ``[a, b)`` intervals covering the same points."""
+    out: list = []
+    for a, b in sorted(i for i in intervals if i[1] > i[0]):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _intersect(x: list, y: list) -> list:
+    """The intersection of two unions (``_union``'s form)."""
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append([a, b])
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _length(u: list) -> int:
+    return sum(b - a for a, b in u)
+
+
+def time_summary(platform, result) -> dict:
+    """Where the simulated time of the inferences went, in picoseconds of one clock (simulated time): the
+    inferences' span (``total``); the CPU busy (not asleep in WFI), the NPU busy (a command stream running), both
+    at once (``overlap``), the CPU asleep while the NPU runs (``waiting``), neither; per delegate (by its trace
+    name): calls, time inside the calls, NPU busy and CPU busy inside them; the CPU kernels' time. Without
+    inference marks (another firmware) the window is the whole run."""
+    spans = cpu_spans(platform)
+    window = _union([(a, b) for a, b, cat, _ in spans if cat == "runner"])
+    inferences = len(window)
+    if not window:
+        window = [[0, getattr(result, "sim_time_ps", 0)]]
+    sleeps = _union(getattr(getattr(platform, "port", None), "sleeps", None) or [])
+    npu = _union([(r.start_ps, r.end_ps) for r in _streams(platform, result)])
+    total = _length(window)
+    asleep = _intersect(sleeps, window)
+    npu_busy = _intersect(npu, window)
+    waiting = _length(_intersect(asleep, npu_busy))
+    delegates: dict = {}
+    for a, b, cat, name in spans:
+        if cat != "delegate":
+            continue
+        call = [[a, b]]
+        d = delegates.setdefault(name, {"calls": 0, "ps": 0, "npu_ps": 0, "cpu_ps": 0})
+        d["calls"] += 1
+        d["ps"] += b - a
+        d["npu_ps"] += _length(_intersect(npu, call))
+        d["cpu_ps"] += (b - a) - _length(_intersect(sleeps, call))
+    kernels = _length(_intersect(_union([(a, b) for a, b, cat, _ in spans if cat in ("cpu", "tflm")]), window))
+    return {"inferences": inferences, "total_ps": total, "cpu_ps": total - _length(asleep),
+            "npu_ps": _length(npu_busy), "overlap_ps": _length(npu_busy) - waiting, "waiting_ps": waiting,
+            "neither_ps": _length(asleep) - waiting, "delegates": delegates, "cpu_kernels_ps": kernels}
+
+
+def print_time_summary(platform, result, out=None) -> None:
+    """The time summary (``time_summary``) in microseconds of simulated time, one unit for the CPU and the NPU."""
+    out = out or getattr(platform, "out", None) or sys.stdout
+    t = time_summary(platform, result)
+    us = 1e-6
+    total = t["total_ps"] or 1
+    npu = _npu(platform)
+    what = (f"{t['inferences']} inference{'s' if t['inferences'] != 1 else ''}" if t["inferences"]
+            else "the whole run")
+    w = out.write
+    w(f"\n=== Where the time went: {what}, {t['total_ps'] * us:,.1f} us of simulated time " + "=" * 40 + "\n")
+
+    def line(label, ps, note=""):
+        w(f"{label:<28} {ps * us:>12,.1f} us {100 * ps / total:>6.1f} %" + (f"   {note}" if note else "") + "\n")
+
+    cpu_hz = platform.spec.cpu.clock_hz
+    line("CPU busy", t["cpu_ps"], f"{platform.spec.cpu.type} at {cpu_hz / 1e6:g} MHz (the cost model)"
+         + (f"; CPU kernels {t['cpu_kernels_ps'] * us:,.1f} us" if t["cpu_kernels_ps"] else ""))
+    line("NPU busy", t["npu_ps"], f"{npu.arch.name} at {npu.clock_hz / 1e6:g} MHz" if npu is not None else "")
+    line("  CPU and NPU at once", t["overlap_ps"])
+    line("  CPU waiting for the NPU", t["waiting_ps"])
+    line("CPU asleep, NPU idle", t["neither_ps"])
+    for name, d in sorted(t["delegates"].items(), key=lambda kv: -kv[1]["ps"]):
+        w(f"delegate {name[:40]} ({d['calls']} call{'s' if d['calls'] != 1 else ''}): {d['ps'] * us:,.1f} us, "
+          f"of which NPU busy {d['npu_ps'] * us:,.1f} us, CPU busy {d['cpu_ps'] * us:,.1f} us\n")
+    w("(the runner's 'Inference CPU ratio' is ExecuTorch's formula: the inference's CPU cycles outside the Ethos-U "
+      "driver's inference_begin..end, over all of them)\n")
+    out.flush()
+
+
 # ================================================================================================ trace
 
 

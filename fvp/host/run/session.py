@@ -75,16 +75,17 @@ def run(platform: Platform, main=None, *, stat: bool = False) -> RunOutcome:
         if problem:
             raise ConfigError(problem)
     result = platform.run(main)
+    lost = None
     if trace:
-        problem = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
-        if problem:
-            print(f"fvp: error: {problem}", file=sys.stderr)
+        lost = pmu_trace.write(trace, result.npu_streams, platform.spec.npu.system_config.core_clock_hz)
     outcome = RunOutcome(**{f.name: getattr(result, f.name) for f in fields(RunResult)},
                          exit_code=print_trailer(platform, result))
     if stat:
         print_stat(platform, outcome)
     platform.close()
     settle_new_heap()
+    if lost is not None:  # the run's PMU trace is lost: one line, exit status 1 (fvp run and the drop-ins)
+        raise lost
     return outcome
 
 
@@ -118,6 +119,21 @@ def trailer_lines(reason: StopReason, message: str, t_ns: int) -> list[str]:
     if reason == StopReason.GUEST_ERROR:
         return [f"[critical] guest error (strict mode): {message}"]
     return [f"[critical] simulator error: {message} (set FVP_DEBUG=1 for a traceback)"]
+
+
+def failure_line(result) -> str:
+    """Why a run ended with a non-zero status, in one line for stderr (the log on stdout says it too, but stdout
+    may go to a file, a pipe or a harness that shows only stderr): ``<why> (exit status N)``."""
+    reason, message = result.reason, result.message
+    if reason == StopReason.HARD_FAULT:
+        why = f"the CPU took a hard fault: {message}"
+    else:
+        lines = [ln for ln in trailer_lines(reason, message, result.sim_time_ps // 1000)
+                 if ln.strip() and not ln.startswith("[warning ]")]
+        why = lines[-1] if lines else reason
+        for prefix in ("Info: Simulation is stopping. Reason: ", "[critical] "):
+            why = why.removeprefix(prefix)
+    return f"{why.rstrip('.')} (exit status {result.exit_code})"
 
 
 def print_trailer(platform: Platform, result: RunResult) -> int:

@@ -21,7 +21,9 @@ def build_parser():
                                   "clocks, pools, ...) from one YAML file, on all local cores or a Dask cluster; "
                                   "rows as JSON lines and CSV, a summary, plots. See docs/sweep.md.")
     p.add_argument("sweep", metavar="GRID.yaml", help="the sweep file")
-    p.add_argument("-o", "--out", metavar="DIR", help="results folder (default: sweep-<name> here)")
+    p.add_argument("-o", "--out", metavar="DIR",
+                   help="results folder (default: sweep-<name> in the current directory; a checkout's .gitignore "
+                        "ignores sweep-*/)")
     p.add_argument("-j", "--jobs", type=int, default=None,
                    help="local worker processes (default: every core; 1 runs in this process)")
     p.add_argument("--cluster", metavar="ADDRESS",
@@ -31,27 +33,41 @@ def build_parser():
     p.add_argument("--no-plot", action="store_true", help="do not write the plots")
     p.add_argument("--plain-progress", action="store_true", help="plain progress lines instead of a bar")
     p.add_argument("--table-rows", type=int, default=60, metavar="N", help="rows in the terminal summary")
+    p.add_argument("--allow-model-code", action="store_true",
+                   help="let ExecuTorch's compiler run the code the sweep file names (a model .py it imports, a "
+                        ".pt/.pth or model_input it unpickles, flags such as --so_library); without it such a sweep "
+                        "is refused")
     return p
 
 
 def run_sweep(path: str, out_dir: str | None = None, jobs: int | None = None, cluster=None, fresh: bool = False,
-              plot: bool = True, plain_progress: bool = False, out=None, err=None, table_rows: int = 60) -> dict:
+              plot: bool = True, plain_progress: bool = False, out=None, err=None, table_rows: int = 60,
+              allow_model_code: bool = False) -> dict:
     """Run a sweep; returns ``{"rows": [...], "ran": n, "reused": n, "seconds": s, "points_per_minute": r,
-    "interrupted": bool, "out_dir": ...}``. ``cluster`` is an address or a ``distributed.Client``."""
+    "interrupted": bool, "out_dir": ...}``. ``cluster`` is an address or a ``distributed.Client``. A sweep file
+    that names code for ExecuTorch's compiler to run is refused unless ``allow_model_code``."""
     from . import backends, results
     from .plan import Planner, check_axes
-    from .spec import load_sweep
+    from .spec import code_it_runs, load_sweep
 
     out = out or sys.stdout
     err = err or sys.stderr
     spec = load_sweep(path)
     check_axes(spec)
+    code = code_it_runs(spec)
+    if code and not allow_model_code:
+        from ...boards import ConfigProblems
+
+        raise ConfigProblems([f"{line}; give --allow-model-code to run it" for line in code])
     out_dir = out_dir or f"sweep-{spec.name}"
     if fresh and os.path.exists(os.path.join(out_dir, "results.jsonl")):
         os.unlink(os.path.join(out_dir, "results.jsonl"))
     planner = Planner(spec, log=lambda s: print(s, file=err))
     plan = planner.plan()
     journal = results.Journal(out_dir)
+    if journal.damaged:
+        err.write(f"fvp sweep: note: {journal.damaged} line(s) of {journal.path} are not rows of a sweep (cut "
+                  f"by a kill or edited): ignored, their points run again\n")
     todo = [t for t in plan.tasks if not journal.done(t["key"])]
     reused = len(plan.tasks) - len(todo)
     for row in plan.rows:
@@ -61,9 +77,10 @@ def run_sweep(path: str, out_dir: str | None = None, jobs: int | None = None, cl
         f"{jobs or os.cpu_count() or 1} local process{'es' if (jobs or os.cpu_count() or 1) > 1 else ''}"
     err.write(f"fvp sweep: {spec.name}: {len(plan.tasks) + len(plan.rows)} points ({len(todo)} to run, {reused} "
               f"already in {journal.path}, {len(plan.rows)} not runnable, {plan.skipped} skipped by constraints) "
-              f"on {where}\n")
+              f"on {where}; results in {out_dir}{os.sep}\n")
     err.flush()
-    prog = backends.Progress(len(todo), f"fvp sweep {spec.name}", err, plain=plain_progress)
+    prog = backends.Progress(len(todo), f"fvp sweep {spec.name}", err, plain=plain_progress,
+                             not_runnable=sum(1 for r in plan.rows if r.get("status") != "ok"))
     interrupted = False
     client, own = None, False
     try:
@@ -111,7 +128,7 @@ def run_sweep(path: str, out_dir: str | None = None, jobs: int | None = None, cl
     out.write(f"\n{spec.name}: {len(rows)} points\n\n")
     results.summary(rows, spec.axis_keys, out, table_rows)
     if plot and not interrupted:
-        pngs = results.write_plots(rows, spec.axis_keys, out_dir, spec.name)
+        pngs = results.write_plots(rows, spec.axis_keys, out_dir, spec.name, spec.axis_values())
         if pngs:
             written += pngs
         else:
@@ -164,7 +181,7 @@ def main(argv=None) -> int:
         if args.dry_run:
             return dry_run(args.sweep)
         res = run_sweep(args.sweep, args.out, args.jobs, args.cluster, args.fresh, not args.no_plot,
-                        args.plain_progress, table_rows=args.table_rows)
+                        args.plain_progress, table_rows=args.table_rows, allow_model_code=args.allow_model_code)
         if res["interrupted"]:
             return 130
         return 0 if all(r.get("status") == "ok" for r in res["rows"]) else 1

@@ -16,7 +16,9 @@ leaves open comes from the compile, as ``fvp run`` does (``fvp.host.programs.pro
   that runner build, but not what Vela would have scheduled for that mode, so it is never the default.
 
 Compiles run here, in the planning process, once per (model, flags, target, system config, memory mode), and are
-cached on disk by content (``$FVP_CACHE_DIR`` or ``~/.cache/fvp/sweep-compiles``).
+cached on disk by content (``$FVP_CACHE_DIR`` or ``~/.cache/fvp/sweep-compiles``), each with a seal under the
+user's cache key (``fvp.machine.npu.diskcache.seal``): a compile another user or job put there is compiled
+again, not run.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import __version__
+from ...safe_write import write_file
 from ..cluster import config_dir_hash  # noqa: F401 (part of a point's identity; re-exported)
 from ..programs import et_build
 from ...boards import ConfigProblems, board_for_target, find_board, load_board
@@ -122,10 +127,20 @@ class Compiler:
         bundle = "--bundleio" in prog.flags
         out_dir = cache_dir() / h.hexdigest()[:32]
         out = out_dir / (f"{Path(model).stem}_{target}_{memory_mode}" + (".bpte" if bundle else ".pte"))
-        if out.is_file():
-            return out.read_bytes(), str(out)
+        seal_path = out.with_suffix(out.suffix + ".mac")
+        for p in (cache_dir(), out_dir, out, seal_path):
+            if p.is_symlink():
+                raise RuntimeError(f"{p} is a symbolic link: the sweep's compile cache is never used through one")
+        if out.is_file() and seal_path.is_file():
+            data = out.read_bytes()
+            if _seal(h.hexdigest(), data) == seal_path.read_bytes():  # written by this user's compile, unchanged
+                return data, str(out)
         out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
+        # aot_arm_compiler (1.5.1) writes to --output as a file only when it ends in .pte/.bpte (.bpte exactly when
+        # --bundleio); any other name is a folder it creates. So the compile goes to a file of the final name in
+        # a private folder, renamed into place when whole (a killed compile leaves no half-written program).
+        work = Path(tempfile.mkdtemp(prefix="compile-", dir=out_dir))
+        tmp = work / out.name
         cmd = [self.python, "-m", "executorch.backends.arm.scripts.aot_arm_compiler", f"--model_name={model}",
                f"--target={target}", *prog.flags, f"--intermediates={out_dir / 'intermediates'}", f"--output={tmp}",
                f"--system_config={system_config}", f"--memory_mode={memory_mode}"]
@@ -133,13 +148,59 @@ class Compiler:
             cmd.append(f"--model_input={prog.model_input}")
         self.log(f"fvp sweep: compiling {Path(model).name} for {target} {system_config} {memory_mode}: "
                  f"{shlex.join(cmd)}")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or not tmp.is_file():
-            tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
-            raise RuntimeError(f"aot_arm_compiler failed (exit status {proc.returncode}): {tail}")
-        os.replace(tmp, out)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not tmp.is_file():
+                tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
+                what = (f"exit status {proc.returncode}" if proc.returncode != 0
+                        else f"exit status 0 but no {out.name} written")
+                raise RuntimeError(f"aot_arm_compiler failed ({what}): {tail}")
+            os.replace(tmp, out)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         self.misses += 1
-        return out.read_bytes(), str(out)
+        data = out.read_bytes()
+        seal = _seal(h.hexdigest(), data)
+        if seal is not None:
+            write_file(str(seal_path), seal)
+        return data, str(out)
+
+
+def _seal(label: str, data: bytes) -> bytes | None:
+    """The compile's seal under this user's cache key (``diskcache.seal``): a compile someone else put in a
+    shared cache directory, or changed, is compiled again rather than run."""
+    from ...machine.npu.diskcache import seal
+
+    return seal(label, data, cache_dir().parent)
+
+
+FAST_SCRATCH_REGION = 2  # the Ethos-U backend's base pointers: 0 weights, 1 scratch (temp pool), 2 fast scratch
+
+
+def stream_regions(program: bytes) -> set:
+    """The regions (base-pointer indices) the Ethos-U command streams of ``program`` address: every feature map,
+    weight, scale and external DMA region register the streams set (an internal DMA, to SHRAM, addresses none).
+    Empty for a program without Ethos-U delegates or one the reader refuses (its run says why)."""
+    from ...machine.npu.arch import arch_from_config_word, get_arch
+    from ...machine.npu.command_stream import decode_commands, parse_driver_payload
+    from ..programs.firmware_image import firmware_module
+
+    lister = getattr(firmware_module(load_board(None)), "ethosu_command_streams", None)
+    out: set = set()
+    try:
+        for s in lister(program) if lister is not None else ():
+            payload = parse_driver_payload(s["cmd_data"])
+            arch = (arch_from_config_word(payload.config_word) if payload.config_word is not None
+                    else get_arch("ethos-u55-128"))
+            for cmd in decode_commands(payload.stream, arch):
+                if not cmd.name.endswith("_REGION"):
+                    continue
+                if cmd.name.startswith("NPU_SET_DMA0_") and (cmd.param >> 8) & 1:  # region_mode INTERNAL: SHRAM
+                    continue
+                out.add(cmd.param & 0x7)
+    except Exception:  # noqa: BLE001 - not readable here: the point runs and its row says what happened
+        return set()
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ planning
@@ -163,6 +224,7 @@ class Planner:
         self.families: dict = {}  # program name -> [Compile]
         self._boards: dict = {}
         self._compiled: dict = {}  # (program name, target, sc, mm) -> Compile or error text
+        self._region2: dict = {}  # program sha256 -> whether its streams address the fast scratch
         for prog in spec.programs:
             self.families[prog.name] = self._family(prog)
 
@@ -276,6 +338,19 @@ class Planner:
                                                    for k in ("system_config", "memory_mode")))
         return [(best, "what-if")]
 
+    def _uses_fast_scratch(self, c: Compile) -> bool:
+        """Whether a compile's command streams address the NPU's fast scratch (region 2, the Ethos-U backend's
+        third base pointer: ``dedicated_sram`` of a Dedicated_Sram build)."""
+        if c.sha256 not in self._region2:
+            self._region2[c.sha256] = FAST_SCRATCH_REGION in stream_regions(self.blobs[c.sha256])
+        return self._region2[c.sha256]
+
+    def _point_has_fast_scratch(self, point: dict, board: str) -> bool:
+        mm = _setting("npu.memory_mode", self.spec.overrides, point)
+        if mm is not None:
+            return et_build.fast_scratch_size(mm) is not None
+        return self._board_info(board)["has_fast"]
+
     def board_and_overrides(self, point: dict, c: Compile) -> tuple:
         """The board name and the ordered -C list for a point running compile ``c``."""
         spec = self.spec
@@ -320,6 +395,18 @@ class Planner:
                     c, stream = choice
                     try:
                         board, overrides = self.board_and_overrides(point, c)
+                        if stream == "what-if" and not self._point_has_fast_scratch(point, board) \
+                                and self._uses_fast_scratch(c):
+                            plan.rows.append({
+                                "program": prog.name, "axes": dict(point), "status": "cannot-run",
+                                "key": point_key(c.sha256, board, overrides), "stream": stream,
+                                "compiled_for": c.key(), "program_file": c.label,
+                                "reason": (f"what-if: the stream compiled for {c.target} {c.memory_mode} addresses "
+                                           f"the NPU's fast scratch (region 2), which a runner built for "
+                                           f"{_setting('npu.memory_mode', spec.overrides, point) or 'this board'}"
+                                           f" does not have (no dedicated_sram: the Ethos-U faults at address "
+                                           f"0 + offset)")})
+                            continue
                     except ConfigProblems as e:
                         plan.rows.append({"program": prog.name, "axes": dict(point), "status": "error",
                                           "key": point_key(c.sha256, spec.board, [str(point)]),

@@ -40,35 +40,6 @@ def board_hash(spec) -> str:
     return hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def sram_bytes(spec, model: bytes, memory_stats: dict) -> tuple:
-    """(SRAM the program needs on this board, the NPU scratch): every placement in the SRAM link region: the
-    model's size, the method pool's use, the temp pool's Ethos-U scratch (the largest delegate's; the temp
-    allocator is reset between instructions), a fast scratch or planned-fast pool's whole size."""
-    from ..programs.firmware_image import firmware_module
-
-    scratch = 0
-    try:
-        lister = getattr(firmware_module(spec), "ethosu_command_streams", None)
-        if lister is not None:
-            scratch = max([d["scratch_size"] for d in lister(model)] or [0])
-    except Exception:  # a program the lister cannot read still ran (or failed) on its own terms
-        scratch = 0
-    fw = spec.firmware
-    used = 0
-    if fw.model.region == "SRAM":
-        used += len(model)
-    for name, pool in fw.pools.items():
-        if pool.region != "SRAM" or not pool.size:
-            continue
-        if name == "method":
-            used += memory_stats.get("method_allocator_used", pool.size)
-        elif name == "temp":
-            used += min(scratch, pool.size)
-        else:
-            used += pool.size
-    return used, scratch
-
-
 def run_task(task: dict, model: bytes) -> dict:
     """Run one planned point (``plan.Planner.plan`` made ``task``) and return its row."""
     t0 = time.perf_counter()
@@ -103,6 +74,8 @@ def run_task(task: dict, model: bytes) -> dict:
                 row[f"{port}_memory"] = mem
                 row[f"{port}_read_bytes"] = d.get("read", 0)
                 row[f"{port}_written_bytes"] = d.get("written", 0)
+        from ..run.memory import sram_bytes
+
         row["sram_bytes"], row["npu_scratch_bytes"] = sram_bytes(spec, model, run.memory_stats)
         row["bundled_check"] = ("pass" if run.result == "PASS" else "fail" if run.result == "FAIL" else "none")
         if not run.ran:

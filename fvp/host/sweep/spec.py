@@ -83,6 +83,13 @@ class SweepSpec:
             keys += list(group)
         return keys
 
+    def axis_values(self) -> dict:
+        """Each axis key's values in the sweep file's order, as ``format_value`` spells them (the plots' order)."""
+        out = {k: [format_value(v) for v in vals] for k, vals in self.axes.items()}
+        for group in self.zips:
+            out.update({k: [format_value(v) for v in vals] for k, vals in group.items()})
+        return out
+
     def points(self) -> list:
         """Every point (``{axis key: value}``) of the cross product that no ``skip`` entry matches, in order."""
         dims = [[{k: v} for v in vals] for k, vals in self.axes.items()]
@@ -283,6 +290,48 @@ def _programs(where: str, raw, base: Path, problems: list) -> list:
     names = [p.name for p in out]
     for n in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"{where}: programs: the name {n!r} is used twice (give each program its own name:)")
+    return out
+
+
+#: aot_arm_compiler flags (exact spellings) that make it run its own code only: a sweep file's ``flags:`` with
+#: anything else (``--so_library`` loads a shared library, ``--calibration_data`` and ``--model_input`` unpickle
+#: files, ``-m`` names another model, and argparse abbreviations or combined short options could spell any of
+#: them) needs ``fvp sweep --allow-model-code``
+SAFE_FLAGS = frozenset({"--delegate", "-d", "--quantize", "-q", "--bundleio", "--etrecord", "--debug",
+                        "--non_strict_export", "--direct_drive", "--enable_qdq_fusion_pass"})
+SAFE_VALUE_FLAGS = frozenset({"--target", "-t", "--system_config", "--memory_mode", "--config",
+                              "--enable_debug_mode"})
+
+
+def _unsafe_flag(flags: list) -> str | None:
+    it = iter(flags)
+    for f in it:
+        name = f.split("=", 1)[0]
+        if f in SAFE_FLAGS or (name in SAFE_VALUE_FLAGS and "=" in f):
+            continue
+        if f in SAFE_VALUE_FLAGS and next(it, None) is not None:
+            continue
+        return f
+    return None
+
+
+def code_it_runs(spec: SweepSpec) -> list[str]:
+    """One line per program whose compile would run code the sweep file names: a model file (ExecuTorch's
+    compiler imports a ``.py``, unpickles a ``.pt``/``.pth`` with ``torch.load``), a ``model_input`` (unpickled)
+    or a flag outside ``SAFE_FLAGS``. A built-in model name or a zoo model runs only ExecuTorch's own code."""
+    out = []
+    for i, p in enumerate(spec.programs):
+        w = f"{spec.path}: programs[{i}] ({p.name})"
+        if p.model and (os.path.isabs(p.model) or p.model.endswith((".py", ".pt", ".pth"))):
+            out.append(f"{w}: model {p.model} is code: ExecuTorch's compiler runs it (imports a .py, unpickles a "
+                       f".pt/.pth)")
+        if p.model_input:
+            out.append(f"{w}: model_input {p.model_input} is unpickled by ExecuTorch's compiler (torch.load), "
+                       f"which can run code")
+        bad = _unsafe_flag(p.flags)
+        if bad is not None:
+            out.append(f"{w}: flags: {bad!r} is not one of the compiler flags that run no code of the sweep "
+                       f"file's ({', '.join(sorted(SAFE_FLAGS | {f + '=...' for f in SAFE_VALUE_FLAGS}))})")
     return out
 
 

@@ -29,6 +29,14 @@ in words (docs/stream-checker.md lists the rules). Rules:
   the inputs into the scratch are writes like any other), so it computes with stale or uninitialised memory.
   Feature maps are compared element by element where their bounding ranges are not written in full.
 
+* ``shram-bounds``: a DMA whose internal (SHRAM / LUT RAM) destination or source runs past the end of the
+  variant's internal memory (Vela 5.1 writes a U55-32 LUT DMA past its 16 KiB SHRAM): the command stream is
+  invalid;
+* ``lut-residency``: a DMA writes LUT bytes that hold the table of an operation whose result waits in a U85
+  chaining buffer for the operation that reads it: the chained operations run together, block by block
+  [inferred: the chaining buffer holds a block, not the tensor], so the earlier one's table must stay resident
+  until the chain's last operation; Vela 5.1 loads the next table over it in an int16 LSTM.
+
 ``strict`` makes the first error stop the simulation (``SimulationStop("guest_error")``, exit status 1).
 """
 
@@ -38,6 +46,7 @@ import numpy as np
 
 from ...errors import SimulationStop
 from . import featuremap as fmap
+from . import lut
 from .timing.geometry import ifm_block_depth
 
 
@@ -57,6 +66,7 @@ class StreamChecker:
         self.errors = 0
         self._dmas: list = []  # outstanding DMAs: (op, [(space, lo, hi) written])
         self._kernels: list = []  # outstanding kernel ops: (op, [(space, lo, hi) read or written])
+        self._chained_tables: list = []  # (op, lo, hi): LUT bytes of operations of the open U85 chain
 
     # ------------------------------------------------------------------ reporting
     def _say(self, level: str, op, rule: str, text: str) -> None:
@@ -229,6 +239,7 @@ class StreamChecker:
             self._kernels = self._kernels[len(self._kernels) - k:] if k < len(self._kernels) else self._kernels
             return
         if op.kind == "DMA":
+            self._internal_dma(op)
             written = self._dma_ranges(ctx, op)
             self._hazards_dma(op, written)
             self._dmas.append((op, written))
@@ -279,6 +290,7 @@ class StreamChecker:
         if self._prev is not None and op.blockdep > 0 and self.arch.family.max_blockdep is not None:
             self._blockdep(ctx, self._prev, op)
         self._prev = op
+        self._chain(op)
         # [inferred from Vela's wait insertion] the command processor takes a new kernel operation only when the
         # previous one is done, so beside a DMA at most the last kernel operation still runs
         self._kernels = [(op, ranges)]
@@ -333,6 +345,46 @@ class StreamChecker:
                                   f"of NPU_OP_{prev.mnemonic} at 0x{prev.offset:04x} (rows {b0[0]}-{b1[0] - 1}, columns "
                                   f"{b0[1]}-{b1[1] - 1}, channels {b0[2]}-{b1[2] - 1}) still writes those elements")
                         return
+
+    def _chain(self, op) -> None:
+        """Keep the LUT bytes of the operations of an open U85 chain (OFM to a chaining buffer) until the
+        operation that ends it (an OFM in memory)."""
+        if op.ofm.storage != "CHAINED":
+            self._chained_tables = []
+            return
+        ext = lut.table_extent(self.arch, op)
+        if ext is not None:
+            self._chained_tables.append((op, ext[0], ext[0] + ext[1]))
+
+    def _internal_dma(self, op) -> None:
+        """``shram-bounds`` of a DMA's internal source and destination; ``lut-residency`` of its destination."""
+        d = op.dma
+        if d.total_bytes <= 0:
+            return
+        a = self.arch
+        size, memory = a.shram_bytes, a.family.internal_memory
+        fp = a.family.dma_footprint(a, op)
+        src_span = 0 if fp.gather else fp.src_bytes if fp.src_rows is None else int(fp.src_rows.max()) + d.length
+        for internal, address, span, verb in ((d.src_internal, d.src_address, src_span, "reads"),
+                                              (d.dst_internal, d.dst_address, fp.dst_span, "writes")):
+            if internal and address + span > size:
+                self._say("error", op, "shram-bounds",
+                          f"it {verb} {memory} bytes 0x{address:x}-0x{address + span - 1:x}, past the end of the "
+                          f"{size}-byte {memory} of {a.name} (LUT slots from 0x{a.lut_start_bytes:x}): the command "
+                          f"stream is invalid")
+                return
+        if not d.dst_internal:
+            return
+        lo, hi = d.dst_address, d.dst_address + fp.dst_span
+        for other, tlo, thi in self._chained_tables:
+            if lo < thi and tlo < hi:
+                self._say("error", op, "lut-residency",
+                          f"it writes {memory} bytes 0x{lo:x}-0x{hi - 1:x}, over the table (0x{tlo:x}-0x{thi - 1:x}, "
+                          f"slot {lut.table_slot(other)}) of NPU_OP_{other.mnemonic} at 0x{other.offset:04x}, whose "
+                          f"result waits in chaining buffer {other.ofm.region} for the operation that reads it: "
+                          f"chained operations run together, so that table is overwritten before it is used: the "
+                          f"command stream is invalid")
+                return
 
     def _in_place(self, op, ranges):
         outs = [r for r in ranges if r[4] == "OFM"]

@@ -207,23 +207,31 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Scale:
-    """A (multiplier, shift) pair; the multiplier is an unsigned 32-bit value."""
+    """A (multiplier, shift) pair; the multiplier is an unsigned 32-bit value. ``double_round`` (the U85's
+    ``dbl_rnd`` field of NPU_SET_IFM_SCALE / IFM2_SCALE): the value is scaled as if shifted left by that many bits
+    with the shift grown by as many, which moves the double-rounding correction that many bits down
+    (``reference.rshift_round``)."""
 
     multiplier: int
     shift: int
+    double_round: int = 0
 
 
 @dataclass(frozen=True)
 class Activation:
     """ACTIVATION/MIN/MAX: the function (:class:`ActivationFunction`), the clip range (:class:`ClipRange`) and the
     clamp bounds; ``lut_slot``: the 256-byte LUT slot a TANH/SIGMOID reads its 2 KiB table from (the U85's
-    LUT_TANH / LUT_SIGMOID), None for the U55/U65's built-in table."""
+    LUT_TANH / LUT_SIGMOID), None for the U55/U65's built-in table. ``fraction_kept``: a 16-bit index's
+    interpolation keeps its 7 fraction bits, ``(base << 7) + slope * fraction`` (the U85's LUT_S16_S32, to which
+    Regor lowers TOSA's int16 -> int32 TABLE, whose result the TOSA specification defines so), instead of
+    rounding them off as a 16-bit result does."""
 
     function: ActivationFunction
     clip_range: ClipRange
     min: int
     max: int
     lut_slot: int | None = None
+    fraction_kept: bool = False
 
     @property
     def name(self) -> str:
@@ -391,6 +399,15 @@ class NpuOperation:
     sparse_weights: bool = False  # 2:4 sparse weight traversal (the stream still holds the zeros)
     average_hw: bool | None = None
     resize: Resize | None = None
+    # whether the output stage adds OFM_ZERO_POINT: the U55/U65 do not on a 32-bit OFM without an activation
+    # function (u55/operations.py); ``output_zero_point`` is what the engines add
+    ofm_zero_point_added: bool = True
+
+    @property
+    def output_zero_point(self) -> int:
+        """The zero point the output stage adds to the scaled value (before the clamp and a table lookup): the
+        OFM's, unless the product leaves it out (:attr:`ofm_zero_point_added`)."""
+        return self.ofm.zero_point if self.ofm_zero_point_added else 0
 
     @property
     def is_kernel_op(self) -> bool:

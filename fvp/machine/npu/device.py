@@ -282,8 +282,9 @@ class EthosU(Device):
         disk = disk_key = None
         if timing is None and getattr(shared_weight_cache(), "disk", None) is not None:
             from .diskcache import npu_sources, object_cache  # kept on disk too, like the decoded weights
+            from .timing.records import StreamTiming
 
-            disk = object_cache("timing", *npu_sources(), *family_sources())
+            disk = object_cache("timing", *npu_sources(), *family_sources(), types=(StreamTiming,))
             disk_key = repr(key[0]).encode() + key[1] + repr(key[2:]).encode()
             timing = disk.get_obj(disk_key)
         if timing is None:

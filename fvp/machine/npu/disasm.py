@@ -20,9 +20,9 @@ from .descriptors import ActivationFunction, IfmScaleMode, RoundMode
 from .operations import build_operation
 
 _SIGNED16 = ("ZERO_POINT", "ACTIVATION_MIN", "ACTIVATION_MAX", "IFM2_SCALAR")
-#: the summary's name of a round mode: those of the U55/U65's table; "?" for the U85's own (TRUNCATE_TO_LOWER,
-#: SYMMETRIC, DOUBLE_ASYMMETRIC), as the summary has always printed them
-_ROUND_TEXT = {RoundMode.DBL: "DBL", RoundMode.TRUNCATE: "TRUNCATE", RoundMode.NATURAL: "NATURAL"}
+#: the summary's name of a round mode: RoundMode's (the U55/U65's names for the modes they share with the U85:
+#: DBL is the U85's DOUBLE_SYMMETRIC, TRUNCATE its TRUNCATE_TO_ZERO)
+_ROUND_TEXT = {mode: mode.name for mode in RoundMode}
 _NAME_WIDTH = 26
 
 
@@ -149,7 +149,10 @@ def describe_operation(op) -> str:
         parts.append(f"ifm2 scalar={op.broadcast.scalar_value} zp={op.broadcast.scalar_zero_point}")
     if op.broadcast is not None and op.broadcast.reversed_operands:
         parts.append("reversed")
-    parts.append(_fm_text(op.ofm, "ofm"))
+    ofm_text = _fm_text(op.ofm, "ofm")
+    if op.ofm.zero_point != op.output_zero_point:  # the register's value, which the output stage leaves out
+        ofm_text += " (zp not added)"
+    parts.append(ofm_text)
     k = op.kernel
     if k is not None:
         kt = f"kernel {k.height}x{k.width} stride {k.stride_y}x{k.stride_x}"
@@ -163,7 +166,7 @@ def describe_operation(op) -> str:
     if op.resize is not None:
         r = op.resize
         parts.append(f"resize {r.mode} y {r.y_d}/{r.y_n}{r.y_offset:+d} x {r.x_d}/{r.x_n}{r.x_offset:+d}")
-    rnd = _ROUND_TEXT.get(op.ofm_round_mode, "?")
+    rnd = _ROUND_TEXT[RoundMode(op.ofm_round_mode)]
     if op.kind in ("CONV", "DEPTHWISE") and op.weights:
         w = op.weights[0]
         more = f" (+{len(op.weights) - 1} streams)" if len(op.weights) > 1 else ""
@@ -173,8 +176,8 @@ def describe_operation(op) -> str:
     elif op.ofm_scale_mode == "GLOBAL":
         parts.append(f"scale {op.ofm_scale.multiplier}>>{op.ofm_scale.shift} {rnd}")
     if op.kind == "ELEMENTWISE" and op.ifm2_scale is not None:  # U85: each operand's own scale
-        a, b = op.opa_scale, op.ifm2_scale
-        parts.append(f"ifm {a.multiplier}>>{a.shift} ifm2 {b.multiplier}>>{b.shift}")
+        parts.append(" ".join(f"{name} {sc.multiplier}>>{sc.shift}" + (f" dbl_rnd {sc.double_round}" if sc.double_round else "")
+                              for name, sc in (("ifm", op.opa_scale), ("ifm2", op.ifm2_scale))))
     elif op.kind == "ELEMENTWISE" and op.sub_op in ("ADD", "SUB"):
         mode = IfmScaleMode(op.ifm_scale_mode).name
         if op.ifm_scale_mode == IfmScaleMode.OPA_OPB_16:

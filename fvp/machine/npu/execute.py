@@ -24,13 +24,13 @@ import numpy as np
 
 from ...errors import NpuFault
 from ..cancel import interruption_point
-from . import bounds, copy_runs
+from . import bounds, copy_runs, lut
 from . import featuremap as fmap
 from .arch import family_sources, get_arch
 from .command_stream import RegisterState, as_words, decode_command
 from .descriptors import TRANSPOSE_AXES
 from .memo import MISS, BoundedCache, IdentityMemo
-from .descriptors import ClipRange, NpuOperation
+from .descriptors import NpuOperation
 from .operations import build_operation
 from .traffic import SHRAM_REGION, OpRecord  # noqa: F401  (OpRecord: the records a StreamResult lists)
 from .weight_cache import WeightCache
@@ -103,8 +103,9 @@ class _Ctx:
 
     def shram_slice(self, offset: int, length: int) -> np.ndarray:
         if offset < 0 or offset + length > self.shram.shape[0]:
-            raise NpuFault("bus_error", f"SHRAM access 0x{offset:x}+{length} outside the {self.shram.shape[0]}-byte "
-                           f"SHRAM", address=offset)
+            raise NpuFault("bus_error", f"invalid command stream: internal memory access 0x{offset:x}+{length} "
+                           f"runs past the {self.shram.shape[0]}-byte {self.arch.family.internal_memory} of "
+                           f"{self.arch.name}", address=offset)
         return self.shram[offset:offset + length]
 
 
@@ -149,21 +150,15 @@ def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):
     """The SHRAM / LUT RAM bytes from the activation's table slot on, or None (no table: no activation, or the
     U55/U65's built-in TANH/SIGMOID)."""
-    act = op.activation
-    t = act.table
-    if t is None and act.builtin:
-        t = act.lut_slot  # the U85's LUT_TANH/LUT_SIGMOID: a 2 KiB interpolating table
-    if t is None:
+    ext = lut.table_extent(ctx.arch, op)
+    if ext is None:
         return None
-    start = ctx.arch.lut_start_bytes + 256 * t
+    start, table_bytes = ext
     length = ctx.shram.shape[0] - start
-    clip = act.clip_range
-    index_bits = (16 if act.builtin else 8 if clip in (ClipRange.FORCE_UINT8, ClipRange.FORCE_INT8) else
-                  16 if clip == ClipRange.FORCE_INT16 else op.ofm.bits)
-    table_bytes = 256 * (op.ofm.bits // 8) if index_bits == 8 else 2048
+    act = op.activation
     if act.builtin and length < table_bytes:
-        raise NpuFault("cmd_parse_error", f"{act.name} table at LUT slot {t} runs past the end of the LUT RAM",
-                       offset=op.offset)
+        raise NpuFault("cmd_parse_error", f"{act.name} table at LUT slot {act.lut_slot} runs past the end of the "
+                       f"LUT RAM", offset=op.offset)
     rec.add("r", "lut", SHRAM_REGION, min(table_bytes, length))
     return ctx.shram_slice(start, length)
 
@@ -257,7 +252,7 @@ def _stream_disk(ctx: _Ctx):
         return None
     from .diskcache import npu_sources, object_cache
 
-    return object_cache("streams", *npu_sources(), *family_sources())
+    return object_cache("streams", *npu_sources(), *family_sources(), types=(NpuOperation,))
 
 
 def _recall(ctx: _Ctx, key):

@@ -51,6 +51,8 @@ class ProductFamily:
     #: the largest BLOCKDEP whose block overlap the stream checker models (Vela's register generator), or None
     #: when the checker's ``blockdep`` rule does not apply to the family
     max_blockdep: int | None = None
+    #: the name of the internal memory an internal DMA address and the LUT slots are in
+    internal_memory: str = "SHRAM"
 
     def module(self, name: str):
         """The family's module ``name`` (``operations``, ``weights`` ...), imported when first asked for."""

@@ -40,15 +40,15 @@ def test_every_variant_is_named_by_its_config_word():
 
 
 def test_real_models_record_their_npu_and_memory_mode():
-    (op,) = tflite_configurations((REAL / "hello_world_int8_u65-512.tflite").read_bytes())
+    (op,) = tflite_configurations((REAL / "tiny_int8_u65-512.tflite").read_bytes())
     assert op["target"] == "ethos-u65-512" and op["memory_mode"] == "Dedicated_Sram"
     assert 0 < op["fast_scratch"] < 384 << 10
     # Vela's older core gives Shared_Sram programs a fast scratch tensor of the scratch's own size
-    (legacy,) = tflite_configurations((REAL / "micro_speech_u55-128-legacy.tflite").read_bytes())
+    (legacy,) = tflite_configurations((REAL / "softmax_int8_u55-128-legacy.tflite").read_bytes())
     assert (legacy["target"], legacy["memory_mode"], legacy["fast_scratch"]) == ("ethos-u55-128", "Shared_Sram", 0)
-    ops = tflite_configurations((REAL / "keyword_scrambled_u55-128.tflite").read_bytes())
-    assert [o["target"] for o in ops] == ["ethos-u55-128"] * 6
-    assert ethosu_configurations((REAL / "mnist_lstm_int8.tflite").read_bytes()) == []  # not Vela-compiled
+    ops = tflite_configurations((REAL / "svdf_int8_u55-128.tflite").read_bytes())
+    assert [o["target"] for o in ops] == ["ethos-u55-128"] * 3  # one per NPU part between the SVDFs
+    assert ethosu_configurations((REAL / "lstm_int8.tflite").read_bytes()) == []  # not Vela-compiled
 
 
 def test_bytes_that_are_no_model_are_refused_in_one_line():

@@ -11,12 +11,11 @@ where the NPU gives TFLite Micro's values."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from testutil import run_fvp
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "tflm"
@@ -55,11 +54,11 @@ def _outputs(name: str, prefix: str = "out") -> list:
     return out
 
 
-def _fvp_run(name: str, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+def _fvp_run(name: str, tmp_path: Path, *extra: str) -> tuple:
+    """``fvp run`` of the fixture with its test input: (exit status, stdout, stderr)."""
     np.save(tmp_path / "in0.npy", _input(name))
-    return subprocess.run([sys.executable, "-m", "fvp", "run", str(DATA / f"{name}_vela.tflite"),
-                           "-i", str(tmp_path / "in0.npy"), "-o", str(tmp_path / "out"), *META[name]["fvp_args"],
-                           *extra], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    return run_fvp("run", DATA / f"{name}_vela.tflite", "-i", tmp_path / "in0.npy", "-o", tmp_path / "out",
+                   *META[name]["fvp_args"], *extra)
 
 
 def _check_output(name: str, k: int, got: np.ndarray, ref: np.ndarray, prefix: str = "out") -> None:
@@ -107,9 +106,8 @@ def test_every_fixture_is_a_vela_output_with_its_record():
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_fixture_bit_exact_through_fvp_run(name, tmp_path):
     rec = META[name]
-    p = _fvp_run(name, tmp_path)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
-    log = p.stdout
+    rc, log, err = _fvp_run(name, tmp_path)
+    assert rc == 0, log[-3000:] + err[-2000:]
     assert f"INFO - Number of operators: {len(rec['vela_operators'])}" in log
     for i, op in enumerate(rec["vela_operators"]):
         assert f"INFO - \tOperator {i}: {op}" in log
@@ -216,20 +214,18 @@ def test_kws_reconstruction_through_the_dropin_with_mleks_inputs(tmp_path):
     the reference for those bytes, and the NPU figures equal those of `fvp run` with the same bytes from a file."""
     name = "kws_micronet_m_u55-128"
     model = DATA / f"{name}_vela.tflite"
-    d = subprocess.run([sys.executable, "-m", "fvp.host.dropin", "-C", "mps3_board.uart0.out_file=-",
-                        "--data", f"{model}@0x90000000",
-                        "-C", f"cpu0.semihosting-cmd_line=inference_runner -o {tmp_path / 'out'}"],
-                       capture_output=True, text=True, timeout=900, cwd=ROOT)
-    assert d.returncode == 0, d.stdout[-3000:] + d.stderr[-2000:]
-    assert "INFO - Model pointer: 0x90000000" in d.stdout
+    rc, dout, derr = run_fvp("-C", "mps3_board.uart0.out_file=-", "--data", f"{model}@0x90000000",
+                             "-C", f"cpu0.semihosting-cmd_line=inference_runner -o {tmp_path / 'out'}",
+                             prog="fvp.host.dropin")
+    assert rc == 0, dout[-3000:] + derr[-2000:]
+    assert "INFO - Model pointer: 0x90000000" in dout
     _same_outputs(name, tmp_path, prefix="dropin_out")
     np.save(tmp_path / "rand.npy", REF[f"{name}/dropin_in0"])
-    r = subprocess.run([sys.executable, "-m", "fvp", "run", str(model), "-i", str(tmp_path / "rand.npy")],
-                       capture_output=True, text=True, timeout=900, cwd=ROOT)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    rc, rout, rerr = run_fvp("run", model, "-i", tmp_path / "rand.npy")
+    assert rc == 0, rout[-3000:] + rerr[-2000:]
     for c in ("NPU ACTIVE cycles", "NPU AXI0_RD_DATA_BEAT_RECEIVED beats", "NPU AXI0_WR_DATA_BEAT_WRITTEN beats",
               "NPU AXI1_RD_DATA_BEAT_RECEIVED beats"):
-        assert _counter(d.stdout, c) == _counter(r.stdout, c), c
+        assert _counter(dout, c) == _counter(rout, c), c
 
 
 def _dropin_args(name: str) -> list[str]:
@@ -252,10 +248,10 @@ def test_fixture_bit_exact_through_the_dropin(name, tmp_path):
     """Every fixture through the FVP drop-in with MLEK's dynamic-model address (--data model@0x90000000), its input
     and output files named on the semihosting command line: the same reference outputs as `fvp run`."""
     np.save(tmp_path / "in0.npy", _input(name))
-    d = subprocess.run([sys.executable, "-m", "fvp.host.dropin", *_dropin_args(name), "-C", "mps3_board.uart0.out_file=-",
-                        "--data", f"{DATA / (name + '_vela.tflite')}@0x90000000", "-C",
-                        f"cpu0.semihosting-cmd_line=inference_runner -i {tmp_path / 'in0.npy'} -o {tmp_path / 'out'}"],
-                       capture_output=True, text=True, timeout=900, cwd=ROOT)
-    assert d.returncode == 0, d.stdout[-3000:] + d.stderr[-2000:]
-    assert "INFO - Model pointer: 0x90000000" in d.stdout and "Inference completed." in d.stdout
+    rc, out, err = run_fvp(*_dropin_args(name), "-C", "mps3_board.uart0.out_file=-",
+                           "--data", f"{DATA / (name + '_vela.tflite')}@0x90000000", "-C",
+                           f"cpu0.semihosting-cmd_line=inference_runner -i {tmp_path / 'in0.npy'} -o {tmp_path / 'out'}",
+                           prog="fvp.host.dropin")
+    assert rc == 0, out[-3000:] + err[-2000:]
+    assert "INFO - Model pointer: 0x90000000" in out and "Inference completed." in out
     _same_outputs(name, tmp_path)

@@ -57,10 +57,18 @@ EVERY_PROGRAM = sorted([*CORPUS.glob("*.bpte"), *CORPUS.glob("*.pte"), *DATA.glo
                         *DATA.glob("oracle_u85/*/*.bpte")])
 
 
-@pytest.mark.parametrize("path", [p for p in EVERY_PROGRAM if p.stem not in DEFECTS], ids=lambda p: p.stem)
+# the bundled corpus programs and the oracle fixtures run with the checker in their end-to-end tests (one run checks
+# the outputs and the stream: tests/test_corpus_end_to_end.py, tests/test_oracle_extra.py); the rest run here
+CHECKED_END_TO_END = sorted([*CORPUS.glob("*.bpte"), *DATA.glob("oracle_extra/*/*.bpte"),
+                             *DATA.glob("oracle_u85/*/*.bpte")])
+
+
+@pytest.mark.parametrize("path", [p for p in EVERY_PROGRAM if p.stem not in DEFECTS and p not in CHECKED_END_TO_END],
+                         ids=lambda p: p.stem)
 def test_corpus_runs_clean(path):
     """Every corpus program and oracle fixture (U55, U65, U85; every memory mode), each on the configuration
-    it was compiled for, runs without a finding of any rule (unwritten-read included)."""
+    it was compiled for, runs without a finding of any rule (unwritten-read included): the programs no
+    end-to-end test checks, here."""
     from fvp.host.run import session
     from fvp.host.programs.program_board import resolve
 
@@ -74,6 +82,14 @@ def test_corpus_runs_clean(path):
 
 def test_every_program_is_checked():
     assert len(EVERY_PROGRAM) >= 120 and DEFECTS <= {p.stem for p in EVERY_PROGRAM}
+    import test_corpus_end_to_end
+    import test_oracle_extra
+
+    # every program is checked once: here, or with --check-stream in its end-to-end run
+    assert test_corpus_end_to_end.CHECK == test_oracle_extra.CHECK == ["--check-stream", "warn"]
+    end_to_end = set(test_corpus_end_to_end.PROGRAMS) | {test_oracle_extra._fixture_dir(n) / f"{n}.bpte"
+                                                          for n in test_oracle_extra.NAMES}
+    assert set(CHECKED_END_TO_END) <= end_to_end and test_oracle_extra.NO_CHECK == DEFECTS
 
 
 def test_gate_fixture_vela_defect_flagged():
@@ -314,3 +330,74 @@ def test_seeded_blockdep():
         chk.before(Ctx(), replace(op, blockdep=2) if i == at else op)
     found = [line for line in lines if "rule: blockdep" in line]
     assert len(found) == 1 and "command at 0x101c NPU_OP_CONV: BLOCKDEP 2 lets its IFM job" in found[0], found
+
+
+def _dma_internal(arch, address, length, offset=0x10):
+    return NpuOperation(kind="DMA", offset=offset, param=0,
+                        dma=Dma(0, False, 0, 0, True, address, length, 0, 0, 0, 0, 0, 0))
+
+
+def test_seeded_shram_bounds():
+    """A DMA into the SHRAM past its end (Vela 5.1's U55-32 LUT DMA past the 16 KiB SHRAM): the rule names it,
+    and without the checker the run stops with a fault that says the command stream is invalid."""
+    u55_32 = get_arch("ethos-u55-32")
+    lines = []
+    chk = StreamChecker(u55_32, "warn", report=lines.append)
+    chk.before(Ctx(), _dma_internal(u55_32, u55_32.lut_start_bytes, 2048))  # the LUT area itself: fine
+    assert lines == []
+    chk.before(Ctx(), _dma_internal(u55_32, u55_32.lut_start_bytes + 1024, 2048))
+    assert len(lines) == 1 and "rule: shram-bounds" in lines[0], lines
+    assert "SHRAM bytes 0x3c00-0x43ff, past the end of the 16384-byte SHRAM of ethos-u55-32" in lines[0]
+    assert "the command stream is invalid" in lines[0]
+
+    from ethosu.vela.api import NpuAddressRange, NpuDmaOperation
+
+    from .vela_ops import Case, build_stream, run_case
+
+    from fvp.machine.npu.command_stream import iter_commands
+
+    # Vela's API refuses the address (as its compiler should have): a valid LUT DMA, its destination moved on
+    case = Case(ops=[NpuDmaOperation(NpuAddressRange(0, 0x40, 2048),
+                                     NpuAddressRange((1 << 8) | 3, u55_32.lut_start_bytes, 2048))])
+    words = build_stream(case, "ethos-u55-32")
+    dst = next(c for c in iter_commands(words, u55_32) if c.name == "NPU_SET_DMA0_DST")
+    words[dst.offset // 4 + 1] += 1024
+    res, _, _ = run_case(case, "ethos-u55-32", words=words)
+    assert not res.ok and res.fault.offset >= 0
+    assert str(res.fault).startswith("invalid command stream: internal memory access 0x3c00+2048 runs past the "
+                                     "16384-byte SHRAM of ethos-u55-32"), str(res.fault)
+
+
+def test_seeded_lut_residency():
+    """An int16-LSTM-like defect seeded into a real U85 stream (gru_u85-128): its ADD with a LUT (slot 0) writes
+    a chaining buffer that the MUL after it reads; a DMA between them that loads another table into slot 0
+    overwrites the ADD's table while the chain still runs. The same DMA after the MUL is fine."""
+    arch = get_arch("ethos-u85-128")
+    prog = DATA / "oracle_u85" / "gru_u85-128" / "gru_u85-128.bpte"
+    from .helpers import extract_vela_blobs
+
+    ops = [op for _, op in iter_operations(extract_vela_blobs(prog.read_bytes())[0].stream, arch)]
+    i = next(k for k, op in enumerate(ops) if op.is_kernel_op and op.ofm.storage == "CHAINED"
+             and op.activation.table is not None)
+    add, mul = ops[i], ops[i + 1]
+    dma = _dma_internal(arch, 0, 256, offset=add.offset + 4)
+
+    class U85Ctx(Ctx):
+        pass
+
+    U85Ctx.arch = arch
+
+    def check(sequence):
+        lines = []
+        chk = StreamChecker(arch, "warn", report=lines.append)
+        for o in sequence:
+            chk.before(U85Ctx(), o)
+        return [line for line in lines if "lut-" in line or "shram-" in line]
+
+    found = check([add, dma, mul])
+    assert len(found) == 1 and "rule: lut-residency" in found[0], found
+    assert f"over the table (0x0-0xff, slot 0) of NPU_OP_{add.mnemonic} at 0x{add.offset:04x}" in found[0]
+    assert "LUT RAM bytes 0x0-0xff" in found[0] and "the command stream is invalid" in found[0]
+    assert check([add, mul, dma]) == []
+    assert check([add, _dma_internal(arch, 256, 256), mul]) == []  # another slot
+    assert "rule: shram-bounds" in check([_dma_internal(arch, 1024, 2048)])[0]  # past the 2 KiB LUT RAM

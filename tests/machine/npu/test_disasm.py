@@ -54,3 +54,25 @@ def test_invalid_words_are_shown_and_skipped():
     assert lines[1].startswith("0x0004  00000007           <invalid>") and "unknown CMD0 opcode" in lines[1]
     assert lines[2].startswith("0x0008  ffff0000           NPU_OP_STOP")
     assert "<invalid>" in summarize_operations(words, "ethos-u55-128")[0]
+
+
+def test_summary_names_every_round_mode_and_the_double_round_shift():
+    """The U85's own round modes are named (TRUNCATE_TO_LOWER, SYMMETRIC, DOUBLE_ASYMMETRIC), as are the modes it
+    shares with the U55/U65 (DBL, TRUNCATE, NATURAL); an operand scale's double-round shift is shown."""
+    import dataclasses
+
+    from fvp.machine.npu.descriptors import (Activation, Broadcast, FeatureMap, IfmScaleMode, NpuOperation,
+                                             RoundMode, Scale)
+    from fvp.machine.npu.disasm import describe_operation
+
+    fm = FeatureMap(name="x", region=1, bases=(0, 0, 0, 0), height=2, width=3, depth=4, height0=2, height1=2,
+                    width0=3, stride_x=4, stride_y=12, stride_c=1, bits=8, signed=True, format="NHWC", zero_point=0)
+    op = NpuOperation(kind="ELEMENTWISE", offset=0, param=0, sub_op="ADD", ifm=fm, ifm2=fm, ofm=fm,
+                      ofm_scale_mode="GLOBAL", ofm_round_mode=RoundMode.DBL, ifm_scale_mode=IfmScaleMode.PER_OPERAND,
+                      ifm_round_mode=RoundMode.DBL, ofm_scale=Scale(3, 9), opa_scale=Scale(5, 20, 20),
+                      ifm2_scale=Scale(7, 21), ifm2_round_mode=RoundMode.DBL, activation=Activation(0, 0, -128, 127),
+                      broadcast=Broadcast(False, False, False, False, False, 0), ofm_block=(2, 3, 16))
+    for mode in RoundMode:
+        text = describe_operation(dataclasses.replace(op, ofm_round_mode=mode))
+        assert f"scale 3>>9 {mode.name} |" in text and "?" not in text
+    assert "ifm 5>>20 dbl_rnd 20 ifm2 7>>21 |" in describe_operation(op)

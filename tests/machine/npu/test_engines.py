@@ -139,6 +139,16 @@ def _base_op(kind, sub, ifm, ofm, rng, **kw):
 
 
 def random_kernel_case(rng, kind=None):
+    """A random kernel operation with its operands: ``(op, a, b, W, bias_scale, lut)``. A 32-bit OFM has a zero
+    point half of the time, which the output stage adds or, as the U55/U65 without an activation function, not."""
+    op, *rest = _random_kernel_case(rng, kind)
+    if op.ofm.bits == 32 and rng.random() < 0.5:
+        op = dataclasses.replace(op, ofm=dataclasses.replace(op.ofm, zero_point=int(rng.integers(-128, 128))),
+                                 ofm_zero_point_added=bool(rng.random() < 0.5))
+    return (op, *rest)
+
+
+def _random_kernel_case(rng, kind=None):
     kind = kind or str(rng.choice(["CONV", "DEPTHWISE", "POOL", "ELEMENTWISE"]))
     if kind in ("CONV", "DEPTHWISE", "POOL"):
         sub = None

@@ -340,16 +340,15 @@ def test_numba_matches_reference_on_generated_encodings(values):
     np.testing.assert_array_equal(fast, values)
 
 
-def test_decode_speed():
-    """Loose guard against a kernel falling out of nopython mode (measured speed is ~100 MB/s)."""
-    import time
+def test_decode_runs_compiled():
+    """Guard against the decoder falling out of numba's nopython mode (a Python loop per bit): 300,000 weights
+    decode in a handful of Python lines (the wrapper), counted, not timed."""
+    from testutil import python_lines
+
     rng = np.random.default_rng(5)
     w = np.clip(np.round(rng.laplace(0, 12, 300_000)), -127, 127)
     s = encode(w)
-    decode_mlw(s)
-    t = time.perf_counter()
-    for _ in range(3):
-        out = decode_mlw(s)
-    dt = (time.perf_counter() - t) / 3
+    decode_mlw(s)  # the kernel compiled (or loaded from numba's cache) first
+    out, lines = python_lines(decode_mlw, s)
     np.testing.assert_array_equal(out, w)
-    assert len(s) / dt > 5e6, f"{len(s) / dt / 1e6:.1f} MB/s"
+    assert lines < 1000, lines

@@ -29,6 +29,7 @@ ACCELERATORS = {
     "ethos-u65-256": NpuAccelerator.Ethos_U65_256,
     "ethos-u65-512": NpuAccelerator.Ethos_U65_512,
     "ethos-u55-64": NpuAccelerator.Ethos_U55_64,
+    "ethos-u55-32": NpuAccelerator.Ethos_U55_32,
 }
 CORES = {"ethos-u65-512": 2}
 

@@ -2,7 +2,7 @@
 
 ``tools/run.sh --model_name=<name>`` uses it when ExecuTorch is not installed. Every program was made by
 ExecuTorch 1.5.1's ``aot_arm_compiler --delegate [--quantize] --bundleio`` for the target's default system
-config and memory mode, or ``--quantize --bundleio`` for ``--target=cortex-m55`` (no delegate: the quantized
+config and memory mode (mobilenet_v1_025 also for the other memory modes: ``find`` matches the memory mode), or ``--quantize --bundleio`` for ``--target=cortex-m55`` (no delegate: the quantized
 layers are ``cortex_m::*`` CMSIS-NN kernels) (``tools/build_zoo.py``; ``index.json`` records the versions and the
 entries). Only the
 ``.bpte`` is stored: the plain ``.pte`` is the program inside it, which is byte for byte what the compiler

@@ -10,7 +10,8 @@ Pipeline of every kernel operation (:func:`run_kernel_op`):
    padded (padding contributes 0; for MAX pooling padding is ignored);
 2. ``value``: convolution / depthwise accumulators with the 40-bit bias, pooled sums or maxima, or the elementwise
    result (with OPA/OPB operand scaling for ADD/SUB);
-3. output stage (:func:`output_stage`): ``rshift_round(value, M, S, round_mode)`` + OFM_ZERO_POINT, clamp to
+3. output stage (:func:`output_stage`): ``rshift_round(value, M, S, round_mode)`` + OFM_ZERO_POINT (the U55/U65
+   leave it out on a 32-bit OFM without an activation function: ``NpuOperation.output_zero_point``), clamp to
    ACTIVATION_MIN/MAX (not for 32-bit OFM without a table), LUT, saturation to the OFM type; with a built-in
    TANH/SIGMOID (:func:`builtin_output`) the function comes first and the clamp applies to its result.
 
@@ -44,18 +45,25 @@ HOST_BYTES_FACTOR = 6
 # ================================================================================== rounding / output stage
 
 
+# the modes as plain ints: this runs per element, and an enum member's lookup on its class costs more than the
+# arithmetic (Python 3.11: 3x the whole function)
+_TRUNCATE, _TRUNCATE_TO_LOWER, _SYMMETRIC, _DBL, _DOUBLE_ASYMMETRIC = (
+    int(RoundMode.TRUNCATE), int(RoundMode.TRUNCATE_TO_LOWER), int(RoundMode.SYMMETRIC), int(RoundMode.DBL),
+    int(RoundMode.DOUBLE_ASYMMETRIC))
+
+
 def rounding_constant(v: int, s: int, mode: int) -> int:
     """The constant R added before the arithmetic right shift by ``s`` (section 2.1)."""
-    if mode == RoundMode.TRUNCATE:
+    if mode == _TRUNCATE:
         return 0 if v >= 0 else (1 << s) - 1
-    if mode == RoundMode.TRUNCATE_TO_LOWER:
+    if mode == _TRUNCATE_TO_LOWER:
         return 0
     r = (1 << (s - 1)) if s > 0 else 0
-    if mode == RoundMode.SYMMETRIC and v < 0 and s > 0:
+    if mode == _SYMMETRIC and v < 0 and s > 0:
         r -= 1
-    if mode == RoundMode.DBL and s > 31:
+    if mode == _DBL and s > 31:
         r += (1 << 30) if v >= 0 else -(1 << 30)
-    if mode == RoundMode.DOUBLE_ASYMMETRIC and s > 31:
+    if mode == _DOUBLE_ASYMMETRIC and s > 31:
         r += 1 << 30
     return r
 
@@ -64,6 +72,18 @@ def rshift_round(v: int, m: int, s: int, mode: int) -> int:
     """``(v * m + R) >> s`` with exact (unbounded) integers; ``m`` is an unsigned 32-bit multiplier."""
     v = int(v)
     return (v * int(m) + rounding_constant(v, int(s), mode)) >> int(s)
+
+
+def scale_operand(v: int, scale, mode: int) -> int:
+    """An Ethos-U85 elementwise operand through its IFM/IFM2 scale register (:class:`Scale`): ``rshift_round``
+    of ``v << d`` by the multiplier and the shift + d, d being the register's double-round shift (``dbl_rnd``).
+    This is the U55/U65's OPA_32 operand scaling with its fixed L = 20 / 15 made a register field: the rounding
+    is at the same bit with or without d, only DBL's correction for large shifts moves d bits down (2**(30 - d)
+    for shifts above 31 - d), where TFLite's ADD rounds ``x << 20`` scaled by a Q31 multiplier (Regor's
+    ``ElementwiseAddSubScale`` folds the 2**20 into the multiplier, ``GenerateScalingForElementwise`` writes 20
+    there; its constant folder ``Scale()`` rounds alike)."""
+    d = int(scale.double_round)
+    return rshift_round(int(v) << d, scale.multiplier, scale.shift + d, mode)
 
 
 def tflite_multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
@@ -119,7 +139,8 @@ def clamp_range(op) -> tuple:
 def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     """Apply TABLE_n to the clamped values ``y`` (int64 array); ``lut`` holds the SHRAM bytes from the table's
     slot on (``lut_start + 256 * n``).  8-bit index: ``LUT[y + 128]`` (signed) or ``LUT[y]`` with entries of the
-    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6)."""
+    OFM element size; 16-bit index: the 512-entry interpolating table (section 2.6), its 7 fraction bits rounded
+    off, or kept (``Activation.fraction_kept``)."""
     act = op.activation
     ofm = op.ofm
     bits, signed = lut_index_range(ofm.bits, ofm.signed, act.clip_range)
@@ -143,6 +164,8 @@ def lut_lookup(y: np.ndarray, op, lut: np.ndarray) -> np.ndarray:
     u = np.clip(y + 32768 if signed else y, 0, 65535)
     idx = u >> 7
     frac = u & 0x7F
+    if act.fraction_kept:  # LUT_S16_S32: the 23-bit interpolation as it is
+        return (base[idx] << 7) + slope[idx] * frac
     return ((base[idx] << 7) + slope[idx] * frac + 64) >> 7
 
 
@@ -230,13 +253,13 @@ def output_stage(value: np.ndarray, mult, shift, op, lut: np.ndarray | None = No
     ``mult``/``shift`` are scalars or per-channel arrays (length C).  Returns int64 in the OFM type's range.
     """
     ofm = op.ofm
-    mode = op.ofm_round_mode
+    mode = int(op.ofm_round_mode)
     v = np.asarray(value).astype(object)
     c = v.shape[-1] if v.ndim else 1
     m = np.broadcast_to(np.asarray(mult, dtype=object), (c,))
     s = np.broadcast_to(np.asarray(shift, dtype=object), (c,))
     f = np.frompyfunc(lambda x, mm, ss: rshift_round(x, mm, ss, mode), 3, 1)
-    y = f(v, m, s) + int(ofm.zero_point)
+    y = f(v, m, s) + int(op.output_zero_point)
     if op.activation.builtin:  # saturated far outside the functions' table first (exact Python integers)
         return builtin_output(np.clip(y, -(1 << 40), 1 << 40).astype(np.int64), op, lut)
     rng = clamp_range(op)
@@ -508,20 +531,20 @@ def bitwise_elementwise(a: np.ndarray, b, op) -> np.ndarray:
 
 
 def per_operand_scaled(a, b, op):
-    """Ethos-U85 elementwise operands: ``rshift_round(x, IFM_SCALE)`` for IFM, ``rshift_round(x, IFM2_SCALE)``
-    for IFM2 (exact integers); LRELU scales its one operand by IFM_SCALE where x >= 0 and by IFM2_SCALE (the
+    """Ethos-U85 elementwise operands: :func:`scale_operand` by IFM_SCALE for IFM, by IFM2_SCALE for IFM2 (exact
+    integers); LRELU scales its one operand by IFM_SCALE where x >= 0 and by IFM2_SCALE (the
     slope) where x < 0 (Regor's U85 LeakyRelu scaling). Unit scales (1, 0) leave values unchanged."""
-    ma, sa, ra = op.opa_scale.multiplier, op.opa_scale.shift, op.ifm_round_mode
-    fa = np.frompyfunc(lambda x: rshift_round(x, ma, sa, ra), 1, 1)
+    sa, ra = op.opa_scale, op.ifm_round_mode
+    fa = np.frompyfunc(lambda x: scale_operand(x, sa, ra), 1, 1)
     if op.sub_op == "LRELU":
-        mb, sb, rb = op.ifm2_scale.multiplier, op.ifm2_scale.shift, op.ifm2_round_mode
-        fb = np.frompyfunc(lambda x: rshift_round(x, ma, sa, ra) if x >= 0 else rshift_round(x, mb, sb, rb), 1, 1)
+        sb, rb = op.ifm2_scale, op.ifm2_round_mode
+        fb = np.frompyfunc(lambda x: scale_operand(x, sa, ra) if x >= 0 else scale_operand(x, sb, rb), 1, 1)
         return fb(a.astype(object)), b
     a2 = fa(a.astype(object))
     if b is None:
         return a2, b
-    mb, sb, rb = op.ifm2_scale.multiplier, op.ifm2_scale.shift, op.ifm2_round_mode
-    fb = np.frompyfunc(lambda x: rshift_round(x, mb, sb, rb), 1, 1)
+    sb, rb = op.ifm2_scale, op.ifm2_round_mode
+    fb = np.frompyfunc(lambda x: scale_operand(x, sb, rb), 1, 1)
     return a2, fb(b.astype(object))
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...cancel import interruption_point
 from .. import bounds
+from ..dma_copy import copy_chunked
 from ..traffic import SHRAM_REGION, DmaFootprint, OpRecord
 from .variants import is_u65
 
@@ -43,17 +44,19 @@ def run_dma(ctx, op) -> OpRecord:
     lo = min(0, (planes - 1) * plane_stride) + min(0, (rows - 1) * row_stride)
     hi = max(0, (planes - 1) * plane_stride) + max(0, (rows - 1) * row_stride) + d.length
     bounds.check_dma(ctx, op, total, hi - lo)
-    data = np.array(src, copy=True)
     if d.dst_internal:
         dst = ctx.shram_slice(d.dst_address + lo, hi - lo)
         region = SHRAM_REGION
     else:
         dst = ctx.view(d.dst_region, d.dst_address + lo, hi - lo, True)
         region = d.dst_region
-    if rows * planes == 1:
-        dst[-lo:-lo + d.length] = data
-    elif row_stride >= d.length and plane_stride >= (rows - 1) * row_stride + d.length:
-        # rows that do not overlap: one strided copy
+    if rows * planes == 1:  # one row: in chunks, each after a time-limit check, no temporary of its size
+        copy_chunked(dst[-lo:-lo + d.length], src)
+        rec.add("w", "dma", region, total)
+        return rec
+    data = np.array(src, copy=True)  # rows: the source as it was (bounded by bounds.HOST_BYTES_PER_OP)
+    if row_stride >= d.length and (planes == 1 or plane_stride >= (rows - 1) * row_stride + d.length):
+        # rows that do not overlap (nor planes, when there are several): one strided copy
         target = np.lib.stride_tricks.as_strided(dst, shape=(planes, rows, d.length),
                                                  strides=(plane_stride, row_stride, 1), writeable=True)
         target[...] = data.reshape(planes, rows, d.length)

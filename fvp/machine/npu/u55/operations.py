@@ -146,6 +146,13 @@ def build_operation(state, cmd, arch) -> NpuOperation:
     elif kind == "ELEMENTWISE" and (ifm.bits == 32 or ofm.bits == 32):
         ofm_scaling = "SHIFT_ONLY"
 
+    # a 32-bit OFM leaves the output quantization out: OFM_SCALE's multiplier (above), the MIN/MAX clamp
+    # (engines/reference.py clamp_range) and OFM_ZERO_POINT, unless an activation function reads the value (a table
+    # is indexed with the zero point added: Vela's int32 LUT passes are forced to the 8-bit index range). Vela's
+    # older core writes the softmax input's zero point to its 32-bit intermediates (softmax.py, from Vela 2.1 on)
+    # and relies on it not being added: every SOFTMAX of its streams is right only so (docs/tflm.md, real models)
+    zero_point_added = ofm.bits < 32 or activation.function != ActivationFunction.NONE
+
     return NpuOperation(
         kind=kind, offset=off, param=cmd.param, sub_op=sub, ifm=ifm, ifm2=ifm2, ofm=ofm, kernel=kernel,
         ofm_block=(state.field("NPU_SET_OFM_BLK_HEIGHT_M1", "value") + 1,
@@ -164,4 +171,5 @@ def build_operation(state, cmd, arch) -> NpuOperation:
         opa_scale=Scale(opa_raw & 0xFFFFFFFF, state.field("NPU_SET_OPA_SCALE", "shift")),
         opb_scale=state.raw("NPU_SET_OPB_SCALE") & 0xFFFF,
         activation=activation, broadcast=broadcast, cores=2 if dual_core else 1, ofm_scaling=ofm_scaling,
+        ofm_zero_point_added=zero_point_added,
     )

@@ -21,6 +21,7 @@ class EthosU85Family(ProductFamily):
     name = "ethos-u85"
     isa = ethosu85
     max_blockdep = None  # the U85's block overlap (its register generator's) is not modelled by the checker
+    internal_memory = "LUT RAM"  # no SHRAM: an internal DMA address is in the 2 KiB LUT RAM (Vela's "lutram")
 
     def has_command(self, cdef, arch) -> bool:
         return True  # every command of the U85's table exists on every configuration

@@ -10,6 +10,7 @@ import numpy as np
 from ...cancel import interruption_point
 from ....errors import NpuFault
 from .. import bounds
+from ..dma_copy import copy_chunked
 from ..traffic import SHRAM_REGION, DmaFootprint, OpRecord
 
 
@@ -47,9 +48,9 @@ def run_dma(ctx, op) -> OpRecord:
                 interruption_point()
             src_row = int(index[r]) if d.indexed == "src" else r
             dst_row = int(index[r]) if d.indexed == "dst" else r
-            data = np.array(at(d.src_internal, d.src_region, d.src_address, d.src_stride0, d.src_stride1, p, src_row,
-                               False), copy=True)
-            at(d.dst_internal, d.dst_region, d.dst_address, d.dst_stride0, d.dst_stride1, p, dst_row, True)[:] = data
+            src = at(d.src_internal, d.src_region, d.src_address, d.src_stride0, d.src_stride1, p, src_row, False)
+            copy_chunked(at(d.dst_internal, d.dst_region, d.dst_address, d.dst_stride0, d.dst_stride1, p, dst_row,
+                            True), src)  # a long row in chunks, each after a time-limit check
     rec.add("r", "dma", SHRAM_REGION if d.src_internal else d.src_region, n)
     rec.add("w", "dma", SHRAM_REGION if d.dst_internal else d.dst_region, n)
     return rec

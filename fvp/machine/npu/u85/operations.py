@@ -19,7 +19,12 @@ embedding program].
 
 Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, the 3-D
 gather/scatter (IDX_SKIP1), accumulator input KEEP (and IFM2 outside the null pool) and disabled accumulator
-output, depthwise weights in the fast or sparse format, ifm/ofm double-round shifts (Vela emits them only for TFLite ADD/SUB).
+output, depthwise weights in the fast or sparse format, the OFM scale's double-round shift (no compiler writes it; the IFM and
+IFM2 scales' are modelled: Regor's TFLite ADD/SUB).
+
+LUT_S16_S32 (Regor's lowering of TOSA's int16 -> int32 TABLE: the (base, slope) pairs of the 513-entry table)
+keeps the interpolation's 7 fraction bits, as the TOSA specification's TABLE defines its result
+(``Activation.fraction_kept``).
 
 LUT_TANH / LUT_SIGMOID (Vela's int16 TANH/LOGISTIC: a 2 KiB table at slot 0, Regor's
 ``ConvertTanhSigmoidToLUT16``) become the U55's TANH/SIGMOID with ``lut_slot`` naming the table's slot; the
@@ -42,10 +47,11 @@ _IFM_ROUND = {"DOUBLE_SYMMETRIC": RoundMode.DBL, "NATURAL": RoundMode.NATURAL}
 
 #: LUT activation -> the clip range of its index type, the one the engines' LUT lookup is indexed in
 _LUT_INDEX = {"LUT_U8_U8": ClipRange.FORCE_UINT8, "LUT_S8_S8": ClipRange.FORCE_INT8, "LUT_S8_S16": ClipRange.FORCE_INT8,
-              "LUT_S8_S32": ClipRange.FORCE_INT8, "LUT_S16_S16": ClipRange.FORCE_INT16}
+              "LUT_S8_S32": ClipRange.FORCE_INT8, "LUT_S16_S16": ClipRange.FORCE_INT16,
+              "LUT_S16_S32": ClipRange.FORCE_INT16}
 #: bytes of one table of each LUT kind (GenerateActivation: 256 per 8-bit entry table, 2 KiB for 16-bit index)
 _LUT_BYTES = {"LUT_U8_U8": 256, "LUT_S8_S8": 256, "LUT_S8_S16": 512, "LUT_S8_S32": 1024, "LUT_S16_S16": 2048,
-              "LUT_TANH": 2048, "LUT_SIGMOID": 2048}
+              "LUT_S16_S32": 2048, "LUT_TANH": 2048, "LUT_SIGMOID": 2048}
 #: the U85's table-driven TANH/SIGMOID -> the function the engines compute them by (from the table at its slot)
 _LUT_FUNCTION = {"LUT_TANH": ActivationFunction.TANH, "LUT_SIGMOID": ActivationFunction.SIGMOID}
 #: the DMA's stride mode (hwdesc.ethosu85 DMA_STRIDE_MODE) -> the descriptor's (0: 1-D, 1: 2-D, 2: 3-D)
@@ -93,13 +99,16 @@ def _fm(state, prefix: str, name: str, height: int, width: int, depth: int, offs
 
 
 def _scale(state, reg: str, rounding: dict, offset: int) -> tuple:
-    """(Scale, round mode) of an IFM/IFM2/OFM scale register."""
+    """(Scale, round mode) of an IFM/IFM2/OFM scale register. The IFM and IFM2 scales' double-round shift
+    (``dbl_rnd``: Regor's TFLite ADD/SUB, 20 for 8-bit and 15 for 16-bit inputs, whose scale has TFLite's left
+    shift folded in) is :attr:`Scale.double_round`; the OFM's, which no compiler writes, is refused."""
     mode = state.code(reg, "round_mode", offset)
     if mode not in rounding:
         raise _unsupported(f"{reg} round mode {mode}", offset)
-    if state.field(reg, "dbl_rnd"):
-        raise _unsupported(f"{reg} double-round shift", offset)
-    return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift")), rounding[mode]
+    dbl_rnd = state.field(reg, "dbl_rnd")
+    if dbl_rnd and reg == "NPU_SET_OFM_SCALE":
+        raise _unsupported(f"{reg} double-round shift {dbl_rnd}", offset)
+    return Scale(state.payload(reg) & 0x7FFFFFFF, state.field(reg, "shift"), dbl_rnd), rounding[mode]
 
 
 def _activation(state, ofm: FeatureMap, offset: int) -> Activation:
@@ -131,7 +140,8 @@ def _activation(state, ofm: FeatureMap, offset: int) -> Activation:
         lo, hi = state.u16("NPU_SET_ACTIVATION_MIN"), state.u16("NPU_SET_ACTIVATION_MAX")
     else:
         lo, hi = state.s16("NPU_SET_ACTIVATION_MIN"), state.s16("NPU_SET_ACTIVATION_MAX")
-    return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot)
+    return Activation(function=function, clip_range=clip_range, min=lo, max=hi, lut_slot=lut_slot,
+                      fraction_kept=fn == "LUT_S16_S32")
 
 
 def _broadcast_dims(state, reg: str, offset: int) -> str:
@@ -319,6 +329,13 @@ def build_operation(state, cmd, arch) -> NpuOperation:
         scales = (AddressRange(state.field("NPU_SET_SCALE_REGION", "region"), state.address("NPU_SET_SCALE_BASE"),
                                state.address("NPU_SET_SCALE_LENGTH")),)
 
+    # a MUL of 32-bit operands takes only OFM_SCALE's shift (Regor's U85 constraints: "Mul with 32-bit IFM supports
+    # shift-only"; its int8 softmax writes its Q31 products' scale 1/2 as (2**30, 31) for both products, which
+    # is right only with the multiplier left out: TFLite Micro's softmax on the real models, docs/tflm.md)
+    ofm_scaling = "MULTIPLIER_AND_SHIFT"
+    if kind == "ELEMENTWISE" and sub == "MUL" and ifm.bits == 32:
+        ofm_scaling = "SHIFT_ONLY"
+
     return NpuOperation(
         kind=kind, offset=off, param=cmd.param, sub_op=sub, ifm=ifm, ifm2=ifm2, ofm=ofm, kernel=kernel,
         ofm_block=(state.m1("NPU_SET_OFM_BLK_HEIGHT_M1"), state.m1("NPU_SET_OFM_BLK_WIDTH_M1"),
@@ -330,4 +347,4 @@ def build_operation(state, cmd, arch) -> NpuOperation:
         ofm_scale=ofm_scale, opa_scale=opa_scale, ifm2_scale=ifm2_scale, ifm2_round_mode=ifm2_round,
         ifm_scalar=ifm_scalar, activation=_activation(state, ofm, off), broadcast=broadcast, resize=resize,
         ofm_ublock=_ublock(state, arch, off), weight_format=weight_format, sparse_weights=sparse, average_hw=average_hw,
-        weights_split="TRAVERSAL")
+        weights_split="TRAVERSAL", ofm_scaling=ofm_scaling)

@@ -10,7 +10,7 @@ from ...descriptors import IfmScaleMode
 from ...jit import njit
 from .. import reference as ref
 from .paths import small
-from .scaling import _DBL, _NATURAL, is_scalar, mul_round_shift, mul_round_shift_np, scale_clamp
+from .scaling import _DBL, _NATURAL, SAT, is_scalar, mul_round_shift, mul_round_shift_np, scale_clamp
 
 @njit
 def _scale_operand(x, L, m, s, mode, out):
@@ -43,18 +43,28 @@ def _clz(a, out):
         o[i] = n
 
 
+def _per_operand(x, scale, mode):
+    """:func:`reference.scale_operand` of the int64 array ``x``: ``x << d`` scaled with the shift + d, or the
+    reference's own function where ``x << d`` would leave int64 (a 32-bit operand with a double-round shift,
+    which no compiler writes)."""
+    d = scale.double_round
+    if d and int(np.abs(x).max(initial=0)) >= 1 << (62 - d):
+        f = np.frompyfunc(lambda v: min(max(ref.scale_operand(v, scale, mode), -int(SAT)), int(SAT)), 1, 1)
+        return f(x).astype(np.int64)
+    return mul_round_shift_np(x << d, scale.multiplier, scale.shift + d, mode)
+
+
 def _per_operand_scaled(a, b, op):
     """:func:`reference.per_operand_scaled` in int64 (object integers where a product could overflow)."""
     sa = op.opa_scale
     if op.sub_op == "LRELU":
         sb = op.ifm2_scale
-        pos = mul_round_shift_np(a, sa.multiplier, sa.shift, op.ifm_round_mode)
-        neg = mul_round_shift_np(a, sb.multiplier, sb.shift, op.ifm2_round_mode)
+        pos = _per_operand(a, sa, op.ifm_round_mode)
+        neg = _per_operand(a, sb, op.ifm2_round_mode)
         return np.where(a >= 0, pos, neg), b
-    a = mul_round_shift_np(a, sa.multiplier, sa.shift, op.ifm_round_mode)
+    a = _per_operand(a, sa, op.ifm_round_mode)
     if b is not None:
-        sb = op.ifm2_scale
-        b = mul_round_shift_np(b, sb.multiplier, sb.shift, op.ifm2_round_mode)
+        b = _per_operand(b, op.ifm2_scale, op.ifm2_round_mode)
     return a, b
 
 
@@ -250,6 +260,6 @@ def fused_elementwise(op, a_raw, b_raw):
     out = np.empty(a_raw.shape, np.int64 if ofm.bits == 32 and not ofm.signed else np.int32)
     _elementwise_kernel(a_raw, b_raw, int(ifm.zero_point), int(zpb), bool(bc.reversed_operands), sub, int(mode),
                         ma & 0xFFFF, op.opb_scale & 0xFFFF, L, ma, sh, int(op.ifm_round_mode), int(m), int(s), int(op.ofm_round_mode),
-                        int(ofm.zero_point), rng is not None, int(rng[0]) if rng else 0, int(rng[1]) if rng else 0,
+                        int(op.output_zero_point), rng is not None, int(rng[0]) if rng else 0, int(rng[1]) if rng else 0,
                         int(ofm.min_value), int(ofm.max_value), out)
     return out

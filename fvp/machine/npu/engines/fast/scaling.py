@@ -141,8 +141,9 @@ def scale_clamp(v, m, s, mode, zp, do_clamp, lo, hi):
 @njit
 def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind, lut, lut_signed, out_lo, out_hi,
                         out):
-    """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating
-    (``lut`` holds the table entries as int64: 256 values, or 512 packed 32-bit words)."""
+    """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating,
+    3 16-bit interpolating with the fraction bits kept (``lut`` holds the table entries as int64: 256 values, or
+    512 packed 32-bit words)."""
     n, c = value.shape
     for i in range(n):
         for j in range(c):
@@ -151,7 +152,7 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                 idx = y + 128 if lut_signed else y
                 idx = min(max(idx, 0), lut.shape[0] - 1)
                 y = lut[idx]
-            elif lut_kind == 2:
+            elif lut_kind >= 2:
                 u = y + 32768 if lut_signed else y
                 u = min(max(u, 0), 65535)
                 idx = u >> 7
@@ -163,7 +164,9 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
                 slope = (word >> 16) & 0xFFFF
                 if slope >= 0x8000:
                     slope -= 0x10000
-                y = ((base << 7) + slope * frac + 64) >> 7
+                y = (base << 7) + slope * frac
+                if lut_kind == 2:
+                    y = (y + 64) >> 7
             if y < out_lo:
                 y = out_lo
             elif y > out_hi:
@@ -203,7 +206,7 @@ def _lut_table(op, lut):
         else:
             tab = lut[:1024].view("<i4" if ofm.signed else "<u4")
         return 1, tab.astype(np.int64), signed
-    return 2, lut[:2048].view("<u4").astype(np.int64), signed
+    return 3 if act.fraction_kept else 2, lut[:2048].view("<u4").astype(np.int64), signed
 
 
 def _lut_np(y, kind, tab, lut_signed):
@@ -217,13 +220,14 @@ def _lut_np(y, kind, tab, lut_signed):
     base = base - ((base & 0x8000) << 1)
     slope = (word >> 16) & 0xFFFF
     slope = slope - ((slope & 0x8000) << 1)
-    return ((base << 7) + slope * (u & 0x7F) + 64) >> 7
+    y = (base << 7) + slope * (u & 0x7F)
+    return y if kind == 3 else (y + 64) >> 7
 
 
 def _builtin_output_stage(v2, m, s, op, lut) -> np.ndarray:
     """The output stage with a built-in TANH/SIGMOID: the scaling (+ zero point) by the kernel or numpy, unclamped
     and saturated only at +-2**62, then the reference's shared :func:`reference.builtin_output`."""
-    zp = np.int64(op.ofm.zero_point)
+    zp = np.int64(op.output_zero_point)
     if small(v2):
         y = mul_round_shift_np(v2, m, s, op.ofm_round_mode) + zp
     else:
@@ -259,7 +263,7 @@ def branch_free_stage(op, m, s, c):
         return None
     rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
     rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
-    return m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi)
+    return m, rnd, rnd_dbl, s, np.int64(op.output_zero_point), np.int64(lo), np.int64(hi)
 
 
 _stage_memo = IdentityMemo()  # (op; mult, shift, c) -> the requantize kernel's parameters or None
@@ -354,7 +358,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             y = v2 * m
             y += np.where(s > 0, np.int64(1) << np.maximum(s - 1, 0), 0)
             y >>= s
-            y += np.int64(ofm.zero_point)
+            y += np.int64(op.output_zero_point)
             if rng is not None:
                 lo, hi = max(lo, int(rng[0])), min(hi, int(rng[1]))
                 if lo > hi:  # the activation clamp, then the type's range
@@ -362,7 +366,7 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
                     return y.reshape(shape)
             np.clip(y, lo, hi, out=y)
             return y.reshape(shape)
-        y = mul_round_shift_np(v2, m, s, mode) + np.int64(ofm.zero_point)
+        y = mul_round_shift_np(v2, m, s, mode) + np.int64(op.output_zero_point)
         if rng is not None:
             y = np.clip(y, rng[0], rng[1])
         if kind:
@@ -379,9 +383,9 @@ def output_stage(value, mult, shift, op, lut=None) -> np.ndarray:
             rnd = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0).astype(np.int64)
             rnd_dbl = np.where((s > 31) & (mode == RoundMode.DBL), np.int64(1) << 30, 0).astype(np.int64)
             # clamping to [lo, hi] then saturating to the OFM type is one clamp to the intersection
-            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(ofm.zero_point), np.int64(lo), np.int64(hi), out)
+            requantize_kernel(v2, m, rnd, rnd_dbl, s, np.int64(op.output_zero_point), np.int64(lo), np.int64(hi), out)
             return out.reshape(shape)
-    output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(ofm.zero_point), rng is not None,
+    output_stage_kernel(v2, m, s, np.int64(op.ofm_round_mode), np.int64(op.output_zero_point), rng is not None,
                         np.int64(rng[0] if rng else 0), np.int64(rng[1] if rng else 0), kind, tab, lut_signed,
                         np.int64(ofm.min_value), np.int64(ofm.max_value), out)
     return out.reshape(shape)
