@@ -175,7 +175,12 @@ def _operand(x, zp, shape):
     return out
 
 
-@njit
+_I64 = "int64"
+_I32_HWC = "int32[:, :, ::1]"
+
+
+@njit(f"void({_I32_HWC}, {_I32_HWC}, {', '.join([_I64] * 4)}, {', '.join([_I64] * 11)}, boolean, "
+      f"{', '.join([_I64] * 4)}, {_I32_HWC})")
 def _elementwise_kernel(a, b, zpa, zpb, rev, sub, scale_mode, ma16, mb16, L, m32, s32, rm32, m, s, mode, zp, do_clamp,
                         lo, hi, out_lo, out_hi, out):
     """ADD/SUB/MUL and the output stage (no table) over ``out``'s shape, the values as :func:`elementwise_value`
@@ -232,10 +237,15 @@ def _elementwise_kernel(a, b, zpa, zpb, rev, sub, scale_mode, ma16, mb16, L, m32
             fo[i] = min(max(scale_clamp(v[i], m, s, mode, zp, do_clamp, lo, hi), out_lo), out_hi)
 
 
+def _writeable_c(x):
+    x = np.ascontiguousarray(x)
+    return x if x.flags.writeable else x.copy()
+
+
 def fused_elementwise(op, a_raw, b_raw):
-    """:func:`elementwise_value` and the output stage of an ADD/SUB/MUL in one kernel pass (int32 values, int64
-    for an unsigned 32-bit OFM), or None when it is not its case (a table or built-in activation, the U85's
-    per-operand scaling, another mode, per-channel OFM scales, operand shapes that do not broadcast)."""
+    """:func:`elementwise_value` and the output stage of an ADD/SUB/MUL in one kernel pass (int32 values), or None
+    when it is not its case (a table or built-in activation, the U85's per-operand scaling, another mode,
+    per-channel OFM scales, operand shapes that do not broadcast, unsigned 32-bit values)."""
     sub = _FUSED_SUB_OPS.get(op.sub_op)
     act = op.activation
     mode = op.ifm_scale_mode
@@ -255,10 +265,14 @@ def fused_elementwise(op, a_raw, b_raw):
             or any(nb not in (1, na) for na, nb in zip(a_raw.shape, b_raw.shape))):
         return None
     ifm, ofm = op.ifm, op.ofm
+    if (a_raw.dtype != np.int32 or (ofm.bits == 32 and not ofm.signed)
+            or not -(1 << 31) <= int(b_raw.min()) <= int(b_raw.max()) < (1 << 31)):
+        return None  # the kernel's one signature: int32 operands and values (unsigned 32-bit ones take the other path)
+    a_raw, b_raw = _writeable_c(a_raw), _writeable_c(b_raw.astype(np.int32, copy=False))
     rng = ref.clamp_range(op)
     L = 20 if ifm.bits == 8 else 15 if ifm.bits == 16 else 0
-    out = np.empty(a_raw.shape, np.int64 if ofm.bits == 32 and not ofm.signed else np.int32)
-    _elementwise_kernel(a_raw, b_raw, int(ifm.zero_point), int(zpb), bool(bc.reversed_operands), sub, int(mode),
+    out = np.empty(a_raw.shape, np.int32)
+    _elementwise_kernel(a_raw, b_raw, int(ifm.zero_point), int(zpb), int(bc.reversed_operands), sub, int(mode),
                         ma & 0xFFFF, op.opb_scale & 0xFFFF, L, ma, sh, int(op.ifm_round_mode), int(m), int(s), int(op.ofm_round_mode),
                         int(op.output_zero_point), rng is not None, int(rng[0]) if rng else 0, int(rng[1]) if rng else 0,
                         int(ofm.min_value), int(ofm.max_value), out)

@@ -118,7 +118,7 @@ def mul_round_shift(v, m, s, mode):
     return res
 
 
-@njit(inline="always")
+@njit
 def scale_clamp(v, m, s, mode, zp, do_clamp, lo, hi):
     """One value through the output stage up to the table: ``mul_round_shift(v, m, s, mode) + zp``, clamped to
     ``[lo, hi]`` when ``do_clamp`` (the int64 expression itself where it cannot overflow)."""
