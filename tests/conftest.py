@@ -152,6 +152,8 @@ SLOW_TESTS = {
     "tests/machine/npu/test_copy_runs.py::test_16_bit_copies_and_two_regions",
     "tests/machine/npu/test_engine_long_runs.py::test_every_size_takes_the_kernels_after_the_threshold",
     "tests/machine/npu/test_engine_long_runs.py::test_transposition_pools_copy_and_equal_the_reference",
+    "tests/machine/npu/test_engine_long_runs.py::test_a_long_runs_paths_leave_every_inference_as_it_was",
+    "tests/machine/npu/test_engine_long_runs.py::test_fused_elementwise_equals_the_reference",
     "tests/machine/npu/test_engines.py::test_fast_conv_paths_match_reference",
     "tests/machine/npu/test_execute_corpus.py::test_mv2_full_bit_exact_and_engines_agree_op_by_op",
     "tests/machine/test_bounds.py::test_cli_exit_status_3_for_a_long_operation",
