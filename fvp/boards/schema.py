@@ -440,6 +440,13 @@ CPU = Section({
     "type": Key(enum("cortex-m55", "cortex-m85"), "the CPU", "cortex-m55"),
     "clock": Key(FREQ, "the CPU clock", CPU_CLOCK_HZ, field="clock_hz", default_doc="32 MHz"),
     "mips_per_mhz": Key(number(0, 100, "instructions per cycle", lo_open=True), "for the `--stat` estimate", 1.0),
+    # the full-system engine (docs/full-system.md): what executes the application, and its CPU time basis
+    "engine": Key(enum("auto", "qemu", "python"), "what runs the application: `qemu` its own code on QEMU "
+                  "(an ELF with code, `-a`), `python` this project's firmware image in its place, `auto` qemu when "
+                  "the application is an ELF with code and QEMU is installed", "auto"),
+    "cpi_mul": Key(uint(1 << 16, lo=1, what="a multiplier"), "CPU cycles per instruction of code run on QEMU, "
+                   "`cpi_mul / cpi_div` (the Fast Models' parameters; 1/1 is the FVP's default)", 1),
+    "cpi_div": Key(uint(1 << 16, lo=1, what="a divider"), "see `cpi_mul`", 1),
     "costs": Key(MapOf(COST), "CPU cycles per unit of firmware work", {}, convert=dict, default_doc="none"),
     "description": _DESCRIPTION,
     "source": _SOURCE,

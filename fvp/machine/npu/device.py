@@ -96,7 +96,7 @@ class NpuMemoryPort:
             raise NpuFault("bus_error", f"address 0x{address:x} (+{length}) is outside the NPU's address space",
                            address=address)
         try:
-            return self.bus.view(address, length, "npu")
+            return self.bus.view(address, length, "npu", write)
         except BusFault as e:
             raise NpuFault("bus_error", str(e), address=e.address) from None
 
