@@ -55,6 +55,7 @@ SLOW_MODULES = {
     "tests/host/test_server_mode.py",
 }
 SLOW_TESTS = {
+    "tests/machine/npu/test_u85_programs.py::test_every_bundled_case_is_exact",
     "tests/machine/test_faults.py::test_an_invalid_register_value_is_one_line_and_exit_1",
     "tests/boards/test_config.py::test_cli_config_errors_exit_2_without_traceback",
     "tests/boards/test_config.py::test_embedded_program_follows_the_npu_override",

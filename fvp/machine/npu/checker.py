@@ -37,6 +37,11 @@ in words (docs/stream-checker.md lists the rules). Rules:
   [inferred: the chaining buffer holds a block, not the tensor], so the earlier one's table must stay resident
   until the chain's last operation; Vela 5.1 loads the next table over it in an int16 LSTM.
 
+* ``branch``: an ``NPU_OP_BRANCH RF_TRUE`` whose condition no NPU operation has set (it reads
+  COND_STATUS.result_flag's reset value or what the CPU wrote), or whose condition is the result of an operation
+  of more than one element: which of its elements sets the flag is not public (this simulator: any non-zero
+  element); Vela branches on a one-element boolean only.
+
 ``strict`` makes the first error stop the simulation (``SimulationStop("guest_error")``, exit status 1).
 """
 
@@ -67,6 +72,7 @@ class StreamChecker:
         self._dmas: list = []  # outstanding DMAs: (op, [(space, lo, hi) written])
         self._kernels: list = []  # outstanding kernel ops: (op, [(space, lo, hi) read or written])
         self._chained_tables: list = []  # (op, lo, hi): LUT bytes of operations of the open U85 chain
+        self._flag_op = None  # the kernel operation that set COND_STATUS.result_flag last (the U85's BRANCH)
 
     # ------------------------------------------------------------------ reporting
     def _say(self, level: str, op, rule: str, text: str) -> None:
@@ -228,7 +234,25 @@ class StreamChecker:
             f"0x{kop.offset:04x} uses, and no KERNEL_WAIT lets that operation finish first"))
 
     # ------------------------------------------------------------------ hooks
+    def _branch(self, op) -> None:
+        if op.sub_op != "RF_TRUE":
+            return
+        src = self._flag_op
+        if src is None:
+            self._say("warning", op, "branch", "its condition, COND_STATUS.result_flag, was set by no NPU operation "
+                      "before it: the branch reads the register's reset value or what the CPU wrote there")
+            return
+        o = src.ofm
+        n = o.height * o.width * o.depth
+        if n != 1:
+            self._say("warning", op, "branch", f"its condition is the result of NPU_OP_{src.mnemonic} at "
+                      f"0x{src.offset:04x}, {o.height}x{o.width}x{o.depth} elements: which element sets "
+                      f"COND_STATUS.result_flag is not public (this simulator: any non-zero element)")
+
     def before(self, ctx, op) -> None:
+        if op.kind == "BRANCH":
+            self._branch(op)
+            return
         if op.kind == "DMA_WAIT":
             self._dmas = self._dmas[len(self._dmas) - op.count:] if op.count < len(self._dmas) else self._dmas
             return
@@ -249,6 +273,7 @@ class StreamChecker:
             return
         if not op.is_kernel_op:
             return
+        self._flag_op = op
         self._registers(op)
         ranges = []
         i = op.ifm
