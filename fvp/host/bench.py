@@ -293,12 +293,14 @@ def _bench(a) -> int:
             report["new_process"] = {"model": model.name, "cold_cache_s": cold[0], "cold_cache_cpu_s": cold[1],
                                      "warm_cache_s": warm[0], "warm_cache_cpu_s": warm[1],
                                      "default_run_warm_s": default_warm[0], "default_run_warm_cpu_s": default_warm[1]}
-    if a.json:
-        try:
-            Path(a.json).write_text(json.dumps(report, indent=2))
-        except OSError as e:
-            print(f"fvp bench: error: --json {a.json}: cannot write: {e.strerror or e}", file=sys.stderr)
-            return 2
+    if a.json:  # written whole, a device or FIFO in place (safe_write); a failed write says why, exit 1
+        from ..safe_write import write_file
+
+        res = write_file(a.json, json.dumps(report, indent=2).encode())
+        if not res.ok:  # OutputLost (exit 1) once opened or for a write errno, else a path that cannot be (2)
+            err = res.error(f"--json {a.json}: cannot write")
+            print(f"fvp bench: error: {err}", file=sys.stderr)
+            return getattr(err, "exit_status", 2)
     return 1 if failed else 0
 
 

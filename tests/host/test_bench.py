@@ -33,3 +33,21 @@ def test_bench_reports_a_failed_run_as_a_failure(tmp_path):
     assert "FAILED: the run failed: exit status 1" in out
     (row,) = json.loads(out_json.read_text())["programs"]
     assert row["exit_code"] == 1 and "error" in row and "min_s" not in row
+
+
+def test_bench_json_into_a_full_device_is_exit_1_and_stays_a_device(tmp_path):
+    """--json goes through safe_write: a character device is written in place (never replaced by a file) and a
+    full one is exit 1 with the errno's reason."""
+    import os
+    import stat
+
+    import pytest
+
+    full = tmp_path / "full"
+    try:
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))  # /dev/full's numbers, made here
+    except OSError:
+        pytest.skip("cannot make a device node here (not root)")
+    rc, out, err = run_fvp("bench", CORPUS / "add_u55-128.bpte", "--repeat", "1", "--no-process", "--json", full)
+    assert rc == 1 and "No space left on device" in err and "Traceback" not in err, err
+    assert stat.S_ISCHR(os.lstat(full).st_mode)
