@@ -12,11 +12,15 @@ operation sets the flag from its OFM: set when an element of its result is non-z
 and the condition's names, and Vela's rule that COND_IF's condition must be the OFM of an operation
 (``GraphIrOptimiser::FixupControlFlow``); Vela branches only on one-element boolean results, where every reading
 agrees: the checker's ``branch`` rule flags a branch on the flag of a larger result]. DMAs leave the flag. A
-loop that never ends is stopped like any long stream: the watchdog's command count (``max_commands``), the
-operation-record bound, ``--timelimit`` (each branch is an interruption point) and ``--cyclelimit``. A stream
-that executed a branch is not replayed from the decoded-stream cache (its operations depend on the data).  What only a product does (building an operation from the register
-state, reading its weight and scale streams, its DMA) its family does (``arch.family``); the engines compute
-every product's operations from the same descriptors.
+loop that never ends is stopped by the watchdog: the command count (``max_commands``) or, first for loops of
+operations, the bound on the operations' records (``bounds.MAX_OPERATIONS_PER_STREAM``), both a ``watchdog``
+fault; and by ``--timelimit`` (each branch is an interruption point). ``--cyclelimit`` does not reach inside a
+stream: the stream runs functionally when it starts, its cycles are known when it ends. A stream that executed
+a branch is not replayed from the decoded-stream cache (its operations depend on the data).
+
+What only a product does (building an operation from the register state, reading its weight and scale streams,
+its DMA) its family does (``arch.family``); the engines compute every product's operations from the same
+descriptors.
 
 Faults (a malformed command or an invalid register value, an unreachable address, the watchdog) end the run and
 are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``, ``bus_error``,
@@ -366,6 +370,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     count = 0
     off = 0
     branched = False
+    taken = 0  # branches taken
     try:
         while True:
             off = i * 4
@@ -378,6 +383,10 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
                 state.apply(cmd)
                 continue
             if len(op_counts) >= bounds.MAX_OPERATIONS_PER_STREAM:
+                if branched:  # a loop of NPU_OP_BRANCH that has not ended: the watchdog's verdict
+                    raise NpuFault("watchdog", f"more than {bounds.MAX_OPERATIONS_PER_STREAM} operations executed "
+                                   f"after {taken} branches taken: the command stream loops without end (or "
+                                   f"longer than this simulator keeps records for)", offset=off)
                 raise NpuFault("unsupported", f"more than {bounds.MAX_OPERATIONS_PER_STREAM} operations in one "
                                f"command stream (the host memory of their records)", offset=off)
             op = build_operation(state, cmd, arch)
@@ -392,6 +401,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
                 branched = True
                 if op.sub_op == "ALWAYS" or ctx.result_flag:
                     i = _branch_target(op, n)
+                    taken += 1
                 continue
             records.append(_run_operation(ctx, op))
     except NpuFault as f:

@@ -108,6 +108,20 @@ def test_an_endless_loop_stops_at_the_watchdog():
     assert not res.ok and res.fault.kind == "watchdog" and res.commands == 5000
 
 
+def test_a_loop_of_operations_stops_at_the_record_bound_as_the_watchdog(monkeypatch):
+    """A loop through a kernel operation reaches the bound on the operations' records before the command count:
+    a watchdog fault that says the stream loops (a stream without branches that long: 'unsupported')."""
+    from fvp.machine.npu import bounds
+
+    monkeypatch.setattr(bounds, "MAX_OPERATIONS_PER_STREAM", 50)
+    blob = _blob()
+    words = [int(w) for w in blob.stream]
+    pool = [op for _, op in iter_operations(blob.stream, ARCH) if op.is_kernel_op][0]
+    head = words[:pool.offset // 4 + 1]
+    res, _ = run_blob(blob, [b""], arch=ARCH, stream=np.array(head + _branch(0, 0) + [STOP], np.uint32))
+    assert res.fault.kind == "watchdog" and "25 branches taken" in str(res.fault) and "loops" in str(res.fault)
+
+
 @pytest.mark.parametrize("target", [2, 12, 1 << 20])
 def test_a_branch_outside_the_stream_is_invalid(target):
     blob = _blob()
