@@ -128,7 +128,10 @@ def describe_operation(op) -> str:
         src = "SHRAM" if d.src_internal else f"r{d.src_region}"
         dst = "SHRAM" if d.dst_internal else f"r{d.dst_region}"
         extra = ""
-        if d.dst_stride_mode:
+        if d.src_stride0 or d.src_stride1 or d.dst_stride0 or d.dst_stride1:  # the U85's per-side strides
+            extra = (f" size0={d.size0} size1={d.size1} src_stride=({d.src_stride0},{d.src_stride1}) "
+                     f"dst_stride=({d.dst_stride0},{d.dst_stride1})")
+        elif d.dst_stride_mode:
             extra = f" size0={d.size0} size1={d.size1} skip0={d.skip0} skip1={d.skip1}"
         if d.indexed:  # the U85's gather (src) / scatter (dst)
             extra += (f" {'gather' if d.indexed == 'src' else 'scatter'} idx=r{d.idx_region}@0x{d.idx_address:x} "

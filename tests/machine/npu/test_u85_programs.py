@@ -59,3 +59,11 @@ def test_every_bundled_case_is_exact(path, tmp_path):
             exp = v.array(bundle.buffer).reshape(-1)
             got = np.fromfile(tmp_path / f"out{k}-{j}.bin", exp.dtype)
             assert np.array_equal(got, exp), (k, j, got, exp)
+
+
+def test_disassembly_names_the_gather():
+    """index_select on axis 2 of a 2x2x5x3 tensor: 4 planes (the 2x2 outer axes) of 3 indexed rows of 3 bytes."""
+    rc, out, err = run_fvp("disasm", "--summary", DATA / "u85" / "index_select_rank4_u85-128.bpte")
+    assert rc == 0
+    (line,) = [ln for ln in out.splitlines() if " DMA " in ln]
+    assert "len=3 size0=3 size1=4 src_stride=(3,15) dst_stride=(3,9) gather idx=r1@0x" in line and "max=4" in line
