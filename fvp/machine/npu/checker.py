@@ -42,7 +42,8 @@ in words (docs/stream-checker.md lists the rules). Rules:
 * ``branch``: an ``NPU_OP_BRANCH RF_TRUE`` whose condition no NPU operation has set (it reads
   COND_STATUS.result_flag's reset value or what the CPU wrote), or whose condition is the result of an operation
   of more than one element: which of its elements sets the flag is not public (this simulator: any non-zero
-  element); Vela branches on a one-element boolean only.
+  element); Vela branches on a one-element boolean only. And (an error) a backward ``ALWAYS`` branch whose loop
+  holds no ``NPU_OP_STOP`` and no branch out of it: the stream never ends.
 
 ``strict`` makes the first error stop the simulation (``SimulationStop("guest_error")``, exit status 1).
 """
@@ -75,6 +76,8 @@ class StreamChecker:
         self._kernels: list = []  # outstanding kernel ops: (op, [(space, lo, hi) read or written])
         self._chained_tables: list = []  # (op, lo, hi): LUT bytes of operations of the open U85 chain
         self._flag_op = None  # the kernel operation that set COND_STATUS.result_flag last (the U85's BRANCH)
+        self._loops_seen: set = set()  # (target, offset) of the backward branches of this stream judged
+        self._loops_ctx = None  # the stream's execution context they belong to
 
     # ------------------------------------------------------------------ reporting
     def _say(self, level: str, op, rule: str, text: str) -> None:
@@ -236,7 +239,34 @@ class StreamChecker:
             f"0x{kop.offset:04x} uses, and no KERNEL_WAIT lets that operation finish first"))
 
     # ------------------------------------------------------------------ hooks
-    def _branch(self, op) -> None:
+    def _endless_loop(self, ctx, op) -> None:
+        """A backward ALWAYS branch whose loop (its target up to the branch) holds no STOP and no branch out of
+        it never ends: decidable from the stream's words (``ctx.words``)."""
+        from .command_stream import decode_command
+
+        words = getattr(ctx, "words", None)
+        start, end = op.branch_target, op.offset
+        if self._loops_ctx is not ctx:  # a new stream
+            self._loops_ctx, self._loops_seen = ctx, set()
+        if words is None or start > end or start % 4 or (start, end) in self._loops_seen:
+            return
+        self._loops_seen.add((start, end))
+        i = start // 4
+        try:
+            while i * 4 < end:
+                cmd = decode_command(words, i, self.arch)
+                if cmd.name == "NPU_OP_STOP" or (cmd.name == "NPU_OP_BRANCH" and not start <= cmd.payload <= end):
+                    return
+                i += cmd.length
+        except Exception:  # noqa: BLE001 - an invalid command inside the loop: the run reports it
+            return
+        self._say("error", op, "branch", f"it goes back to 0x{start:04x}, and the commands from there to it hold "
+                  f"no NPU_OP_STOP and no branch out: the loop never ends (the NPU watchdog or a time limit stops "
+                  f"it): the command stream is invalid")
+
+    def _branch(self, ctx, op) -> None:
+        if op.sub_op == "ALWAYS":
+            self._endless_loop(ctx, op)
         if op.sub_op != "RF_TRUE":
             return
         src = self._flag_op
@@ -253,7 +283,7 @@ class StreamChecker:
 
     def before(self, ctx, op) -> None:
         if op.kind == "BRANCH":
-            self._branch(op)
+            self._branch(ctx, op)
             return
         if op.kind == "DMA_WAIT":
             self._dmas = self._dmas[len(self._dmas) - op.count:] if op.count < len(self._dmas) else self._dmas

@@ -106,6 +106,7 @@ class _Ctx:
         self.chain = {}  # Ethos-U85 chaining buffers: index -> the OFM array a chained operation left there
         self.memory_at_cache = {}  # bounds: address -> memory.memory_at(address), for this stream's run
         self.result_flag = 0  # COND_STATUS.result_flag (the U85's): set by each kernel operation's OFM
+        self.words = None  # the stream's words (execute_stream)
 
     def view(self, region: int, offset: int, length: int, write: bool) -> np.ndarray:
         address = (self.bases[region] + offset) & self.mask
@@ -356,6 +357,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     ctx.checker = checker  # fvp.machine.npu.checker.StreamChecker (--check-stream) or None
     ctx.result_flag = int(bool(result_flag))
     w = as_words(words)
+    ctx.words = w  # the stream (the checker's branch rule reads a loop's commands)
     key = (arch.name, w.tobytes())
     decoded = _recall(ctx, key)
     if decoded is not None and (max_commands is None or decoded[1] <= max_commands):

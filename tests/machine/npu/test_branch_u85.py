@@ -145,6 +145,19 @@ def test_checker_branch_rule():
     fresh = StreamChecker(checker.arch, report=found.append)
     run_blob(blob, [b""], arch=ARCH, checker=fresh, stream=np.array(_branch(1, 8) + [STOP], np.uint32))
     assert len(found) == 1 and "set by no NPU operation" in found[0]
+    # a loop with no way out: one error, however often it runs; a loop with an exit (Vela's WHILE): none
+    found.clear()
+    res, _ = run_blob(blob, [b""], arch=ARCH, checker=StreamChecker(checker.arch, report=found.append),
+                      stream=np.array(head + _branch(0, 0) + [STOP], np.uint32), max_commands=500)
+    assert res.fault.kind == "watchdog"
+    assert len(found) == 1 and "the loop never ends" in found[0] and "NPU_OP_BRANCH ALWAYS" in found[0]
+    found.clear()  # Vela's WHILE loop: the branch back to its condition, taken 7 times; the exit is in the loop
+    loop = _blob("while_grow")
+    ref = np.load(U85 / "while_grow_u85-128.tosa_ref.npz")
+    res, _ = run_blob(loop, [ref["in0_0"].tobytes(), ref["in0_1"].tobytes()], arch=ARCH,
+                      checker=StreamChecker(checker.arch, report=found.append))
+    back = [r.op for r in res.operations if r.op.kind == "BRANCH" and r.op.branch_target < r.op.offset]
+    assert res.ok and len(back) == 7 and not found
 
 
 def test_disassembly_names_condition_and_target():
