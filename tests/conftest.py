@@ -56,6 +56,7 @@ SLOW_MODULES = {
 }
 SLOW_TESTS = {
     "tests/machine/npu/test_u85_programs.py::test_every_bundled_case_is_exact",
+    "tests/machine/npu/test_u85_programs.py::test_a_session_takes_each_inference_s_branch",
     "tests/machine/test_faults.py::test_an_invalid_register_value_is_one_line_and_exit_1",
     "tests/boards/test_config.py::test_cli_config_errors_exit_2_without_traceback",
     "tests/boards/test_config.py::test_embedded_program_follows_the_npu_override",

@@ -67,3 +67,23 @@ def test_disassembly_names_the_gather():
     assert rc == 0
     (line,) = [ln for ln in out.splitlines() if " DMA " in ln]
     assert "len=3 size0=3 size1=4 src_stride=(3,15) dst_stride=(3,9) gather idx=r1@0x" in line and "max=4" in line
+
+
+def test_a_session_takes_each_inference_s_branch(tmp_path):
+    """One booted runner, inferences alternating between the two branches: each takes its own (a stream that
+    branched is never replayed from the decoded-stream cache, nor timed from the timing cache)."""
+    import fvp
+
+    bundle = load_bundled((DATA / "u85" / "cond_sincos_u85-128.bpte").read_bytes())
+    pte = tmp_path / "p.pte"
+    pte.write_bytes(bytes(bundle.program_data))
+    cases = bundle.test_suite("forward").test_cases
+    cycles = {}
+    with fvp.Session(str(pte)) as s:
+        for k in (0, 1, 0, 1):
+            x = cases[k].inputs[0]
+            r = s.run([x.array(bundle.buffer).reshape(x.sizes)])
+            exp = cases[k].expected_outputs[0].array(bundle.buffer).reshape(-1)
+            assert np.array_equal(r.outputs[0].reshape(-1), exp), k
+            cycles.setdefault(k, set()).add(r.npu_cycles)
+    assert all(len(c) == 1 for c in cycles.values())  # the same branch, the same cycles
