@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hwdesc import ethosu85 as U
 from fvp.machine.npu.arch import get_arch
 from fvp.machine.npu.checker import StreamChecker
 from fvp.machine.npu.operations import iter_operations
@@ -19,11 +20,11 @@ from testutil import DATA, run_fvp
 ARCH = "ethos-u85-128"
 U85 = DATA / "u85"
 PROGRAMS = [U85 / f"{n}_u85-128.bpte" for n in ("cond_sincos", "cond_two_inputs", "while_grow")]
-STOP = 0xFFFF0000
+STOP = 0xFFFF << 16 | U.NPU_OP_STOP
 
 
 def _branch(cond: int, target: int) -> list:
-    return [0x4100 | cond << 16, target]  # NPU_OP_BRANCH: CMD1, param[0] the condition, payload the target
+    return [U.NPU_OP_BRANCH | cond << 16, target]  # CMD1: param[0] the condition (BRANCH_COND), payload the target
 
 
 def _blob(name="cond_sincos"):
