@@ -320,6 +320,7 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
     op = None
     k = 0
     batches = copy_runs.runs(ctx, ops)  # runs of copying operations, each executed as one copy when it can be
+    batched_last = False  # whether the last kernel operation so far ran in such a batch
     try:
         while k < len(ops):
             op = ops[k]
@@ -330,16 +331,32 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
                 if recs is not None:
                     records.extend(recs)
                     k = entry[0]
+                    batched_last = any(r.op.is_kernel_op for r in recs) or batched_last
                     continue
             records.append(_run_operation(ctx, op))
+            batched_last = batched_last and not op.is_kernel_op
             k += 1
+        if batched_last and hasattr(ctx.family.isa, "NPU_OP_BRANCH"):  # a product with COND_STATUS
+            _flag_after_copy_runs(ctx, records)
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = op.offset
-        return StreamResult(records, False, f, op_counts[k], op.offset + 4)
+        return StreamResult(records, False, f, op_counts[k], op.offset + 4, ctx.result_flag)
     except Exception as e:  # noqa: BLE001 - as in execute_stream
-        return StreamResult(records, False, _internal_fault(e, op.offset), op_counts[k], op.offset + 4)
-    return StreamResult(records, True, None, count, end)
+        return StreamResult(records, False, _internal_fault(e, op.offset), op_counts[k], op.offset + 4,
+                            ctx.result_flag)
+    return StreamResult(records, True, None, count, end, ctx.result_flag)
+
+
+def _flag_after_copy_runs(ctx: _Ctx, records: list) -> None:
+    """COND_STATUS.result_flag as the stream's last kernel operation leaves it, where that operation ran in a
+    batch of copies (``copy_runs``, which computes no result array): from its OFM in memory, so that a replayed
+    stream leaves the flag a first run leaves."""
+    last = next((r for r in reversed(records) if r.op.is_kernel_op), None)
+    if last is None or last.op.ofm is None or last.op.ofm.storage == "CHAINED":
+        return
+    h, w, d = last.op.ofm.stored_shape
+    ctx.result_flag = int(bool(np.any(_read_fm(ctx, OpRecord(last.op), last.op.ofm, "ofm", h, w, d))))
 
 
 def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, engine="fast", weight_cache=None,
@@ -361,9 +378,7 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     key = (arch.name, w.tobytes())
     decoded = _recall(ctx, key)
     if decoded is not None and (max_commands is None or decoded[1] <= max_commands):
-        result = _execute_decoded(ctx, decoded)
-        result.result_flag = ctx.result_flag
-        return result
+        return _execute_decoded(ctx, decoded)
     state = RegisterState(arch)
     records: list[OpRecord] = []
     op_counts: list[int] = []  # commands executed when each operation ran

@@ -167,3 +167,22 @@ def test_disassembly_names_condition_and_target():
     lines = [ln for ln in out.splitlines() if "NPU_OP_BRANCH" in ln]
     assert lines and all(("RF_TRUE -> 0x" in ln) or ("ALWAYS -> 0x" in ln) for ln in lines)
     assert any("BRANCH RF_TRUE" in ln for ln in out.splitlines() if ln.startswith("#"))
+
+
+def test_a_replayed_stream_leaves_the_flag_its_last_operation_wrote():
+    """A replayed stream's copy batches compute no result array: the flag then comes from the last operation's
+    OFM in memory (``execute._flag_after_copy_runs``), as a first run would set it."""
+    from fvp.machine.npu.execute import _Ctx, _flag_after_copy_runs
+    from fvp.machine.npu.traffic import OpRecord
+    from machine.npu.helpers import FakeMemory
+
+    blob = _blob()
+    pool = [op for _, op in iter_operations(blob.stream, ARCH) if op.is_kernel_op][0]  # OFM 1x4x4 int8 r1@0x0
+    mem = FakeMemory()
+    scratch = mem.add_zeros(0x2000_0000, 64)
+    ctx = _Ctx(get_arch(ARCH), [0, 0x2000_0000], mem, np.zeros(2048, np.uint8), None, None)
+    for value, flag in ((0, 0), (3, 1), (0, 0)):
+        scratch[15] = value
+        ctx.result_flag = 1 - flag
+        _flag_after_copy_runs(ctx, [OpRecord(pool)])
+        assert ctx.result_flag == flag
