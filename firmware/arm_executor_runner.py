@@ -38,7 +38,7 @@ from .executorch.memory import HierarchicalAllocator, MemoryManager, make_alloca
 from .executorch.method import Method, RtTensor
 from .executorch.perf_monitor import PerfMonitor, npu_family
 from .executorch.profiles import (DEFAULT_PROFILE, ETDUMP_DEBUG_FLAG, SEMIHOSTING_PROFILE, TUTORIAL_PROFILE,
-                                  get_profile)
+                                  bind, get_profile)
 from .executorch.program import load_program
 from .executor_runner.bundle_check import BundleCheck
 from .executor_runner.image import (check_program, default_image, ethosu_command_streams, ethosu_configurations,
@@ -602,15 +602,15 @@ class Runner(BundleCheck):
             name = v.type_name
             if not elements or name not in ("Int", "Float", "Char", "Bool"):
                 continue
-            flat = v.array(self.bus).reshape(-1)
+            flat = v.array(self.bus).reshape(-1).tolist()  # Python floats, ints, bools: the values exactly
+            key = "element_" + ("float" if name == "Float" else name.lower())
+            fmt = bind(msgs[key], label=label, i=i).format  # label and index once per tensor
             if name == "Float":
-                lines.extend(msgs["element_float"].format(label=label, i=i, j=j, v=float(x)) for j, x in enumerate(flat))
+                lines.extend(fmt(j=j, v=x) for j, x in enumerate(flat))
             elif name in ("Int", "Char"):
-                fmt = msgs["element_int" if name == "Int" else "element_char"]
-                lines.extend(fmt.format(label=label, i=i, j=j, v=int(x)) for j, x in enumerate(flat))
+                lines.extend(fmt(j=j, v=int(x)) for j, x in enumerate(flat))
             else:
-                lines.extend(msgs["element_bool"].format(label=label, i=i, j=j, text=true if x else "false", v=int(x))
-                             for j, x in enumerate(flat))
+                lines.extend(fmt(j=j, text=true if x else "false", v=int(x)) for j, x in enumerate(flat))
         if lines:
             log.printf("".join(lines))
 

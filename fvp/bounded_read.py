@@ -6,7 +6,9 @@ device such as ``/dev/zero``) is read in chunks until the bound, and never more 
 passed (a stream has no size to check first, so what it sends must be held: 256 MiB is more than any program
 or tensor a board holds in practice and keeps a refusal fast and small). The refusal is one line
 (``ConfigProblems``, exit status 2). Host memory for one file is at most its bound plus one chunk.
-``read_text`` is the bound for text (board YAML, ``-f`` parameter files): ``TEXT_LIMIT``.
+``read_text`` is the bound for text (board YAML, ``-f`` parameter files): ``TEXT_LIMIT``. ``open_regular`` opens
+a file that is read in parts (an ELF, whose headers say where to seek): a regular file within its bound, else one
+line.
 
 Shared by the rooms: the boards read their YAML with it, the machine's semihosting its host files, the host
 the files a command line names (the bounds that depend on a board: ``fvp.host.inputs``).
@@ -29,6 +31,20 @@ class InputTooLarge(ConfigProblems):
     """A file is larger than what it can be (one line, exit status 2)."""
 
 
+def _open(path, label: str, kind: str):
+    """``path`` open for reading in binary; ``ConfigProblems`` with one line when it cannot be."""
+    if "\0" in str(path):
+        raise ConfigProblems([f"{label}: the file name contains a NUL byte"])
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise ConfigProblems([f"{label}: {kind} not found"]) from None
+    except IsADirectoryError:
+        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
+    except OSError as e:
+        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+
+
 def read_input(path, limit: int, *, label: str | None = None, kind: str = "file", why: str = "") -> bytes:
     """The bytes of ``path`` if there are at most ``limit`` of them; else ``InputTooLarge``.
 
@@ -37,16 +53,7 @@ def read_input(path, limit: int, *, label: str | None = None, kind: str = "file"
     """
     label = label or str(path)
     limit = max(0, int(limit))
-    if "\0" in str(path):
-        raise ConfigProblems([f"{label}: the file name contains a NUL byte"])
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConfigProblems([f"{label}: {kind} not found"]) from None
-    except IsADirectoryError:
-        raise ConfigProblems([f"{label}: is a directory, not a {kind}"]) from None
-    except OSError as e:
-        raise ConfigProblems([f"{label}: cannot read {kind}: {e.strerror or e}"]) from None
+    f = _open(path, label, kind)
     bound = f"{kind} is larger than {format_size(limit)} ({limit} bytes){': ' + why if why else ''}"
     with f:
         try:
@@ -83,3 +90,20 @@ def read_input(path, limit: int, *, label: str | None = None, kind: str = "file"
 def read_text(path, *, label: str | None = None, kind: str = "file") -> bytes:
     """A board YAML or parameter file, bounded by ``TEXT_LIMIT``."""
     return read_input(path, TEXT_LIMIT, label=label, kind=kind, why="not a plausible board or parameter file")
+
+
+def open_regular(path, limit: int, *, label: str | None = None, kind: str = "file", why: str = ""):
+    """``path`` open for reading in binary, if it is a regular file of at most ``limit`` bytes (a pipe or device
+    has no size, and what its headers claim cannot be sought in); else ``ConfigProblems``, one line."""
+    label = label or str(path)
+    f = _open(path, label, kind)
+    st = os.fstat(f.fileno())
+    if stat.S_ISREG(st.st_mode) and st.st_size <= limit:
+        return f
+    f.close()
+    if stat.S_ISREG(st.st_mode):
+        raise InputTooLarge([f"{label}: {kind} is larger than {format_size(limit)} ({st.st_size} bytes)"
+                             f"{': ' + why if why else ''}"])
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigProblems([f"{label}: is a directory, not a {kind}"])
+    raise ConfigProblems([f"{label}: not a regular file (a {kind} must be a file the simulator can seek in)"])

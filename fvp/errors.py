@@ -38,6 +38,9 @@ class StopReason(_Named):
     HARD_FAULT = "hard_fault"    # the CPU took a fault nothing handles
     ABORT = "abort"              # the firmware aborted (a fatal ET_CHECK, abort())
     DEADLOCK = "deadlock"        # WFI with no interrupt that can ever come
+    LOCKUP = "lockup"            # the application's code on QEMU: a fault the CPU could not take
+    RESET = "reset"              # the application's code on QEMU asked for a system reset (SYSRESETREQ)
+    QEMU = "qemu"                # QEMU, running the application's code, exited on its own
     ERROR = "error"              # a simulator error the run could not go on from (a one-line FvpError)
     CRASH = "crash"              # a bug in the Python firmware model
 

@@ -41,6 +41,8 @@ except ImportError:  # the test extra brings it; a module that uses it says so w
 # the docstring). The full run (no -m) runs everything; a test in a new module is quick unless it is marked
 # ``@pytest.mark.slow`` or listed here.
 SLOW_MODULES = {
+    "tests/host/test_fullsystem.py",  # QEMU runs: about 0.5-1.5 s of CPU each (QEMU's own included)
+    "tests/host/test_fullsystem_firmware.py",  # a cross-compile of the test firmware
     "tests/test_oracle_extra.py",
     "tests/test_fuzz.py",
     "tests/test_corpus_end_to_end.py",
@@ -57,6 +59,7 @@ SLOW_MODULES = {
 SLOW_TESTS = {
     "tests/machine/npu/test_u85_programs.py::test_every_bundled_case_is_exact",
     "tests/machine/npu/test_u85_programs.py::test_a_session_takes_each_inference_s_branch",
+    "tests/tools/test_validate_same_file.py::test_same_file_before_and_after_the_timing_adapters",
     "tests/machine/test_faults.py::test_an_invalid_register_value_is_one_line_and_exit_1",
     "tests/boards/test_config.py::test_cli_config_errors_exit_2_without_traceback",
     "tests/boards/test_config.py::test_embedded_program_follows_the_npu_override",
@@ -151,6 +154,8 @@ SLOW_TESTS = {
     "tests/machine/npu/test_copy_runs.py::test_16_bit_copies_and_two_regions",
     "tests/machine/npu/test_engine_long_runs.py::test_every_size_takes_the_kernels_after_the_threshold",
     "tests/machine/npu/test_engine_long_runs.py::test_transposition_pools_copy_and_equal_the_reference",
+    "tests/machine/npu/test_engine_long_runs.py::test_a_long_runs_paths_leave_every_inference_as_it_was",
+    "tests/machine/npu/test_engine_long_runs.py::test_fused_elementwise_equals_the_reference",
     "tests/machine/npu/test_engines.py::test_fast_conv_paths_match_reference",
     "tests/machine/npu/test_execute_corpus.py::test_mv2_full_bit_exact_and_engines_agree_op_by_op",
     "tests/machine/test_bounds.py::test_cli_exit_status_3_for_a_long_operation",
@@ -207,8 +212,37 @@ def pytest_ignore_collect(collection_path, config):
     return True if rel in SLOW_MODULES else None
 
 
+def _qemu_problem() -> str | None:
+    """Why the full-system tests cannot run here (None: QEMU is usable)."""
+    from fvp.machine.qemu.process import QemuUnavailable, check_qemu
+
+    try:
+        check_qemu()
+    except QemuUnavailable as e:
+        return str(e)
+    return None
+
+
+_QEMU_SKIPPED: list = []
+
+
 def pytest_collection_modifyitems(config, items):
+    import os
+
     import pytest
+
+    # tests of the full-system mode (marker qemu) need QEMU: without it they are skipped and the session summary
+    # says so in a line of its own; where it must be there (CI: FVP_REQUIRE_QEMU=1) they fail instead
+    marked = [i for i in items if i.get_closest_marker("qemu") is not None]
+    problem = _qemu_problem() if marked else None
+    if problem:
+        required = os.environ.get("FVP_REQUIRE_QEMU") == "1"
+        for item in marked:
+            if required:
+                item.add_marker(pytest.mark.usefixtures("_qemu_required"))
+            else:
+                item.add_marker(pytest.mark.skip(reason=f"full-system test needs QEMU: {problem}"))
+        _QEMU_SKIPPED[:] = [len(marked), problem, required]
 
     root = Path(__file__).resolve().parent.parent
     seen: dict = {}  # test -> the values of its QUICK_SHARE parameter, in collection order
@@ -253,3 +287,19 @@ def _executorch_available() -> bool:
     import os
 
     return bool(os.environ.get("EXECUTORCH_PYTHON")) or importlib.util.find_spec("executorch") is not None
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def _qemu_required():
+    pytest.fail(f"FVP_REQUIRE_QEMU=1 but the full-system tests cannot run: {_QEMU_SKIPPED[1]}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _QEMU_SKIPPED:
+        n, problem, required = _QEMU_SKIPPED
+        verb = "FAILED (FVP_REQUIRE_QEMU=1)" if required else "NOT RUN"
+        terminalreporter.write_line(f"full-system tests {verb}: {n} tests need QEMU: {problem}", yellow=True,
+                                    bold=True)

@@ -39,15 +39,19 @@ CMD_PWR_CLK_MASK = R.CMD.mask("clock_q_enable", "power_q_enable")
 OPTIMIZER_CONFIG, COMMAND_STREAM, NOP = (E.DRIVER_ACTION.value(n) for n in ("OPTIMIZER_CONFIG", "COMMAND_STREAM", "NOP"))
 FAST_MEMORY_BASE_ADDR_INDEX = 2
 
-# AXI_LIMITn (ethosu_config_u55.h defaults: 64-byte bursts, memtype 0, 32 outstanding reads, 16 writes)
+# AXI_LIMITn (ethosu_config_u55.h defaults: 64-byte bursts, memtype 0, 32 outstanding reads, 16 writes;
+# ethosu_config_u65.h: 64 reads, 32 writes)
 AXI_LIMIT_DEFAULT = R.AXI_LIMIT.pack(max_beats=0, memtype=0, max_outstanding_read_m1=32 - 1,
                                      max_outstanding_write_m1=16 - 1)
+AXI_LIMIT_DEFAULT_U65 = R.AXI_LIMIT.pack(max_beats=0, memtype=0, max_outstanding_read_m1=64 - 1,
+                                         max_outstanding_write_m1=32 - 1)
 
 
 class EthosUDriver:
     def __init__(self, bus, base: int, *, qconfig: int, regioncfg, fast_memory: tuple | None = None,
-                 console=None, secure: bool = True, privileged: bool = True, hooks=None):
+                 console=None, secure: bool = True, privileged: bool = True, hooks=None, u65: bool = False):
         self.bus = bus
+        self.axi_limit = AXI_LIMIT_DEFAULT_U65 if u65 else AXI_LIMIT_DEFAULT  # the config header built in
         self.base = base
         self.qconfig = qconfig
         self.regioncfg = tuple(regioncfg)
@@ -104,7 +108,7 @@ class EthosUDriver:
             rcfg |= R.REGIONCFG.field(f"region{i}").put(v)
         self._wr(REGIONCFG, rcfg)
         for i in range(R.AXI_LIMIT.count):
-            self._wr(R.AXI_LIMIT.at(i), AXI_LIMIT_DEFAULT)
+            self._wr(R.AXI_LIMIT.at(i), self.axi_limit)
 
     # ------------------------------------------------------------------ invoke
     def invoke_v3(self, payload_address: int, payload_size: int, base_addr: list, base_addr_size: list) -> int:
@@ -346,4 +350,4 @@ def driver_for(variant: str):
     family, _, macs = str(variant).rpartition("-")
     if family == "ethos-u85":
         return EthosU85Driver, {"macs": int(macs)}
-    return EthosUDriver, {}
+    return EthosUDriver, {"u65": family == "ethos-u65"}  # ethosu_config_u65.h's AXI limits

@@ -30,6 +30,8 @@ named above in https://github.com/pytorch/executorch at those commits (PR #12353
 
 from __future__ import annotations
 
+import string
+
 _COMMON_MESSAGES = {
     "model_loaded": "PTE Model data loaded. Size: {size} bytes.",
     "program_load_failed": "Program loading failed @ 0x{addr:x}: 0x{status:x}",
@@ -295,3 +297,20 @@ def get_profile(name: str) -> dict:
         return PROFILES[name]
     except KeyError:
         raise KeyError(f"unknown runtime profile {name!r}; available: {', '.join(PROFILES)}") from None
+
+
+def bind(template: str, **known) -> str:
+    """``template`` with the fields named in ``known`` formatted in place (their format spec and conversion
+    applied) and every other field kept, so that ``bind(t, **a).format(**b) == t.format(**a, **b)``: a line
+    printed once per element formats only what changes."""
+    out = []
+    for text, field, spec, conv in string.Formatter().parse(template):
+        out.append(text.replace("{", "{{").replace("}", "}}"))
+        if field is None:
+            continue
+        if field in known and "{" not in spec:
+            out.append(("{0" + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}").format(known[field])
+                       .replace("{", "{{").replace("}", "}}"))
+        else:
+            out.append("{" + field + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}")
+    return "".join(out)

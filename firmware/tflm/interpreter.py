@@ -42,12 +42,13 @@ TAIL_PER_SCRATCH = 4
 
 class InterpreterError(Exception):
     """AllocateTensors or Invoke failed; ``lines`` are what TFLM prints (MicroPrintf), ``status`` a short
-    reason."""
+    reason; ``reason`` the line the run's stop reason gives (the first, unless another names the cause better)."""
 
-    def __init__(self, lines, status: str):
+    def __init__(self, lines, status: str, reason: str | None = None):
         super().__init__(lines[-1] if lines else status)
         self.lines = list(lines)
         self.status = status
+        self.reason = reason or (self.lines[0] if self.lines else status)
 
 
 @dataclass
@@ -120,10 +121,10 @@ class Interpreter:
                     registrations.append("ethos-u")
                     continue
                 # TFLM: an unresolved custom operator is reported when preparing
-                raise InterpreterError(["Failed to get registration from op code CUSTOM",
-                                        f"Didn't find op for custom opcode '{op.custom_code}'"
-                                        + ("" if op.custom_code != "ethos-u" else " (the board has no Ethos-U)")],
-                                       f"missing operator {op.custom_code}")
+                named = (f"Didn't find op for custom opcode '{op.custom_code}'"
+                         + ("" if op.custom_code != "ethos-u" else " (the board has no Ethos-U)"))
+                raise InterpreterError(["Failed to get registration from op code CUSTOM", named],
+                                       f"missing operator {op.custom_code}", reason=named)  # the stop names it
             if op.op_name not in REGISTRY:
                 raise InterpreterError([f"Didn't find op for builtin opcode '{op.op_name}'",
                                         f"Failed to get registration from op code {op.op_name}"],

@@ -258,7 +258,7 @@ class Runner:
         """The interpreter's error lines, then the application's (``then``); the reason the run stopped."""
         for line in (*e.lines, *then):
             self.err(line)
-        return f"{self.boot.model_name or 'model'}: {e.lines[0] if e.lines else e.status}"
+        return f"{self.boot.model_name or 'model'}: {e.reason}"
 
     def log_interpreter_info(self, model, interp) -> None:
         def tensor_info(t):

@@ -83,7 +83,15 @@ def build_spec(raw: dict, prov: dict, files: tuple, where: Callable[[str], str])
                 if sc.get(port) and sc[port] not in mems:
                     problems.append(f"{where(f'system_configs.{scname}.{port}')}: system_configs.{scname}.{port}: "
                                     f"{sc[port]!r} has no entry under system_configs.{scname}.memories")
-            sysc = S.SYSTEM_CONFIG.build(sc, name=scname, memories=mems)
+            tas = {m: S.TIMING_ADAPTERS.build(t or {}, name=m) for m, t in (sc.get("timing_adapters") or {}).items()}
+            for m, pair in tas.items():
+                for port in ("axi0", "axi1"):
+                    ta = getattr(pair, port)
+                    if ta is not None and ta.pulse_off and not ta.pulse_on:
+                        key = f"system_configs.{scname}.timing_adapters.{m}.{port}"
+                        problems.append(f"{where(key)}: {key}: pulse_on 0 with pulse_off {ta.pulse_off} lets no "
+                                        f"address through (the NPU would wait forever)")
+            sysc = S.SYSTEM_CONFIG.build(sc, name=scname, memories=mems, timing_adapters=tas)
             mode = S.MEMORY_MODE.build(mm, name=npu_raw["memory_mode"])
             if len(mode.regioncfg) != 8 or any(v > 3 for v in mode.regioncfg):
                 problems.append(f"{where('memory_modes')}: memory_modes.{npu_raw['memory_mode']}.regioncfg: "

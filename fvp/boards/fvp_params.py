@@ -182,6 +182,11 @@ def _translate(name: str, value, merged: dict, family: str, noops, given: str):
         return [(f"devices.uart0.{key}", value)]
     if name == "ethosu.extra_args":
         return _extra_args(str(value))
+    if name == "cpu0.engine":  # this simulator's own choice of what runs the application (docs/full-system.md)
+        return [("cpu.engine", str(value).strip().strip("'\""))]
+    m = re.fullmatch(r"cpu0\.(cpi_mul|cpi_div)", name)  # the Fast Models' CPI parameters (code run on QEMU)
+    if m:
+        return [(f"cpu.{m.group(1)}", value)]
     m = re.fullmatch(r"cpu0\.CFG([ID])TCMSZ", name)
     if m:
         region = "ITCM" if m.group(1) == "I" else "DTCM"

@@ -351,12 +351,40 @@ MEMORY_TIMING = Section({
 NPU_CLOCK_HZ = 500_000_000
 CPU_CLOCK_HZ = 32_000_000
 
+# the registers of one Ethos-U timing adapter (MLEK docs/sections/timing_adapters.md and ta_config_*.cmake: 6-bit
+# pending counts, 12-bit latencies, 16-bit pulse lengths and cap), as the firmware programs them
+_TA_PENDING = uint(63, what="a pending-transaction count")
+_TA_LATENCY = uint(4095, what="a latency")
+_TA_CYCLES = uint(65535, what="a cycle or word count")
+TIMING_ADAPTER = Section({
+    "maxr": Key(_TA_PENDING, "pending reads allowed (0: no limit)", 0),
+    "maxw": Key(_TA_PENDING, "pending writes allowed (0: no limit)", 0),
+    "maxrw": Key(_TA_PENDING, "pending reads and writes allowed (0: no limit)", 0),
+    "rlatency": Key(_TA_LATENCY, "cycles from a read address to its first data", 0),
+    "wlatency": Key(_TA_LATENCY, "cycles from a write's last data to its response", 0),
+    "pulse_on": Key(_TA_CYCLES, "cycles of a pulse period in which addresses are let through", 0),
+    "pulse_off": Key(_TA_CYCLES, "cycles of a pulse period in which addresses are blocked", 0),
+    "bwcap": Key(_TA_CYCLES, "64-bit words per pulse period, counted per transaction (0: no cap)", 0),
+    "description": _DESCRIPTION,
+}, "one timing adapter's settings")
+
+TIMING_ADAPTERS = Section({
+    "axi0": Key(TIMING_ADAPTER, "TA0, on the NPU's AXI0 (SRAM) port", None, convert=TIMING_ADAPTER.build),
+    "axi1": Key(TIMING_ADAPTER, "TA1, on the NPU's AXI1 (external) port", None, convert=TIMING_ADAPTER.build),
+    "description": _DESCRIPTION,
+    "source": _SOURCE,
+}, "the timing adapters the firmware programs for one memory mode", named=True)
+
 SYSTEM_CONFIG = Section({
     "core_clock": Key(FREQ, "the NPU clock", NPU_CLOCK_HZ, field="core_clock_hz", default_doc="500 MHz"),
     "axi0_port": Key(enum(*MEMORY_TYPES), "the memory type on AXI0", "Sram"),
     "axi1_port": Key(enum(*MEMORY_TYPES), "the memory type on AXI1", "OffChipFlash"),
     "memories": Key(MapOf(MEMORY_TIMING, enum(*MEMORY_TYPES), "<TYPE>"), "timing per memory type", GIVEN,
                     default_doc="none"),
+    "timing_adapters": Key(MapOf(TIMING_ADAPTERS, None, "<MEMORY_MODE>"),
+                           "per memory mode, the Corstone FVP's timing adapters as the runners program them for this "
+                           "system config (they then set the ports' bandwidth and latency: docs/timing.md 1.2)",
+                           GIVEN, default_doc="none"),
     "description": _DESCRIPTION,
     "source": _SOURCE,
 }, "a Vela system config", named=True)
@@ -412,6 +440,13 @@ CPU = Section({
     "type": Key(enum("cortex-m55", "cortex-m85"), "the CPU", "cortex-m55"),
     "clock": Key(FREQ, "the CPU clock", CPU_CLOCK_HZ, field="clock_hz", default_doc="32 MHz"),
     "mips_per_mhz": Key(number(0, 100, "instructions per cycle", lo_open=True), "for the `--stat` estimate", 1.0),
+    # the full-system engine (docs/full-system.md): what executes the application, and its CPU time basis
+    "engine": Key(enum("auto", "qemu", "python"), "what runs the application: `qemu` its own code on QEMU "
+                  "(an ELF with code, `-a`), `python` this project's firmware image in its place, `auto` qemu when "
+                  "the application is an ELF with code and QEMU is installed", "auto"),
+    "cpi_mul": Key(uint(1 << 16, lo=1, what="a multiplier"), "CPU cycles per instruction of code run on QEMU, "
+                   "`cpi_mul / cpi_div` (the Fast Models' parameters; 1/1 is the FVP's default)", 1),
+    "cpi_div": Key(uint(1 << 16, lo=1, what="a divider"), "see `cpi_mul`", 1),
     "costs": Key(MapOf(COST), "CPU cycles per unit of firmware work", {}, convert=dict, default_doc="none"),
     "description": _DESCRIPTION,
     "source": _SOURCE,
@@ -498,6 +533,16 @@ class DeviceSpec:
 
 @MEMORY_TIMING.typed
 class MemoryTimingSpec:
+    pass
+
+
+@TIMING_ADAPTER.typed
+class TimingAdapterSpec:
+    pass
+
+
+@TIMING_ADAPTERS.typed
+class TimingAdaptersSpec:
     pass
 
 

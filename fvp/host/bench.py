@@ -10,6 +10,10 @@ is what exact integer accumulation can cost at best on this host. CPU seconds ar
 ``fvp run MODEL`` as a new process (with the same ``-c``/``--target``/``-C``) with empty caches (numba's and the
 simulator's decoded weights, as after ``pip install``) and again with them warm. A run that fails is reported
 as a failure (exit status 1), never as a fast run. Output: a table, and JSON with ``--json``.
+
+``--elf "APP.elf [ARG...]"`` (repeatable) times full-system runs instead (docs/full-system.md): ``fvp run APP.elf
+-- ARG...`` as a new process ``--repeat`` times, the application's own code on QEMU; CPU seconds are this
+simulator's and QEMU's together (both processes are waited for).
 """
 
 from __future__ import annotations
@@ -148,7 +152,8 @@ def _session_figures(model: bytes, name: str, a, n: int) -> dict:
         s.close()
     return {"session_n": n, "session_warmup": warm, "session_boot_s": boot[0], "session_boot_cpu_s": boot[1],
             "session_median_s": statistics.median(times), "session_min_s": min(times),
-            "session_median_cpu_s": statistics.median(cpu), "session_mean_cpu_s": statistics.fmean(cpu)}
+            "session_median_cpu_s": statistics.median(cpu), "session_min_cpu_s": min(cpu),
+            "session_mean_cpu_s": statistics.fmean(cpu)}
 
 
 def _board_args(board, target, overrides, board_flag="-c") -> list:
@@ -198,6 +203,45 @@ def time_new_process(model: Path | None, cache_dir: str | None, board_args=()) -
     return _timed_process(cmd + ["-C", "devices.uart0.out_file=/dev/null"], env)
 
 
+def _bench_elfs(a) -> int:
+    """The full-system rows: each ``--elf`` as ``fvp run APP.elf -- ARGS`` in new processes."""
+    import shlex
+
+    rows, failed = [], False
+    print(f"{'full-system run (fvp run APP.elf -- ARGS)':58s} {'median s':>9s} {'CPU s':>7s} {'min s':>7s} "
+          f"{'min CPU s':>9s} {'runs':>5s}")
+    for item in a.elf:
+        elf, *args = shlex.split(item)
+        cmd = [sys.executable, "-m", "fvp", "run", elf, *_board_args(a.board, a.target, a.overrides),
+               "-C", "devices.uart0.out_file=/dev/null", "--", *args]
+        label = " ".join([Path(elf).name, *args])[:58]
+        try:
+            runs = [_timed_process(cmd) for _ in range(max(1, a.repeat))]
+        except RuntimeError as e:
+            print(f"{label:58s} FAILED: {e}")
+            rows.append({"elf": elf, "args": args, "error": str(e)})
+            failed = True
+            continue
+        wall, cpu = [r[0] for r in runs], [r[1] for r in runs]
+        row = {"elf": elf, "args": args, "median_s": statistics.median(wall), "median_cpu_s": statistics.median(cpu),
+               "min_s": min(wall), "min_cpu_s": min(cpu), "runs_s": wall, "runs_cpu_s": cpu}
+        rows.append(row)
+        print(f"{label:58s} {row['median_s']:9.3f} {row['median_cpu_s']:7.3f} {row['min_s']:7.3f} "
+              f"{row['min_cpu_s']:9.3f} {len(runs):5d}")
+    print(f"CPU seconds: the fvp process and its QEMU together; {os.cpu_count()} cores on this host")
+    if sys.flags.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE or -B: no .pyc, every run compiles the sources
+        print("note: Python writes no bytecode cache here (PYTHONDONTWRITEBYTECODE or -B): unless the package was "
+              "byte-compiled when installed, each run compiles fvp's modules first (0.15-0.3 s CPU more per run "
+              "on the project's host)")
+    if a.json:
+        try:
+            Path(a.json).write_text(json.dumps({"full_system": rows}, indent=2))
+        except OSError as e:
+            print(f"fvp bench: error: --json {a.json}: cannot write: {e.strerror or e}", file=sys.stderr)
+            return 2
+    return 1 if failed else 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--child":
@@ -221,10 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also time N inferences of each program in one fvp.Session (0: skip; default 50)")
     ap.add_argument("--process-model", default=None, help="program for the new-process timings (default: first)")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("--elf", action="append", default=[], metavar='"APP.elf [ARG...]"',
+                    help="time `fvp run APP.elf -- ARG...` (its own code on QEMU) instead of programs; repeatable")
     return ap
 
 
 def _bench(a) -> int:
+    if a.elf:
+        return _bench_elfs(a)
     if a.board and a.target:
         print("fvp bench: error: use either -c/--config or --target, not both", file=sys.stderr)
         return 2
@@ -261,12 +309,12 @@ def _bench(a) -> int:
     if sess:
         print(f"\nper inference in a session (fvp.Session: the runner booted once, then {sess[0]['session_n']} "
               f"inferences after a warm-up of at least 3 inferences and {SESSION_WARMUP_CPU_S:g} s CPU):")
-        print(f"{'program':34s} {'median ms':>9s} {'CPU ms':>7s} {'min ms':>7s} {'mean CPU ms':>11s} {'boot s':>7s} "
-              f"{'CPU s':>6s}")
+        print(f"{'program':34s} {'median ms':>9s} {'CPU ms':>7s} {'min ms':>7s} {'min CPU ms':>10s} "
+              f"{'mean CPU ms':>11s} {'boot s':>7s} {'CPU s':>6s}")
         for r in sess:
             print(f"{r['model']:34s} {1e3 * r['session_median_s']:9.2f} {1e3 * r['session_median_cpu_s']:7.2f} "
-                  f"{1e3 * r['session_min_s']:7.2f} {1e3 * r['session_mean_cpu_s']:11.2f} {r['session_boot_s']:7.2f} "
-                  f"{r['session_boot_cpu_s']:6.2f}")
+                  f"{1e3 * r['session_min_s']:7.2f} {1e3 * r['session_min_cpu_s']:10.2f} "
+                  f"{1e3 * r['session_mean_cpu_s']:11.2f} {r['session_boot_s']:7.2f} {r['session_boot_cpu_s']:6.2f}")
     if ok_rows:
         print(f"GEMM reference: float64 matrix product at {ok_rows[0]['gemm_macs_per_s'] / 1e9:.2f} GMAC/s wall, "
               f"{ok_rows[0]['gemm_macs_per_cpu_s'] / 1e9:.2f} GMAC/s CPU in each child, BLAS threads "

@@ -164,7 +164,15 @@ def main(argv=None) -> int:
 
         return sweep_main(argv[1:])
     parser = build_parser()
+    app_args = []
+    if argv[:1] == ["run"] and "--" in argv:  # fvp run APP.elf -- ARG...: the application's command line
+        cut = argv.index("--")
+        argv, app_args = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
+    if args.command == "run":
+        if args.app_args:  # words after MODEL without --
+            parser.error(f"unrecognized arguments: {' '.join(args.app_args)}")
+        args.app_args = app_args
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -42,6 +42,9 @@ class Ram:
     masters: frozenset
     kind: str = "ram"
     data: np.ndarray = field(init=False, repr=False)
+    # a memory another agent keeps a second copy of (the CPU engine's): told before each access of the bus's
+    # masters, ``coherence.access(offset, size, write)`` makes the bytes current (fvp.machine.qemu.memory)
+    coherence: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         self.data = np.zeros(self.size, dtype=np.uint8)
@@ -127,8 +130,9 @@ class Bus:
                            f"(0x{w.end:08x})", addr, master)
         return w
 
-    def view(self, addr: int, size: int, master: str = "cpu") -> np.ndarray:
-        """A zero-copy uint8 view of RAM ``[addr, addr+size)``; BusFault if not plain RAM reachable by master."""
+    def view(self, addr: int, size: int, master: str = "cpu", write: bool = False) -> np.ndarray:
+        """A zero-copy uint8 view of RAM ``[addr, addr+size)``; BusFault if not plain RAM reachable by master.
+        ``write``: the master will write through it (a memory with a ``coherence`` agent is told so)."""
         if size < 0:
             raise BusFault(f"negative access size {size} at 0x{addr:08x}", addr, master)
         w = self._window(addr, max(size, 1), master)
@@ -138,14 +142,19 @@ class Bus:
         data = w.target.data
         if data is _RELEASED:
             raise _released(w, addr, master)
+        if w.target.coherence is not None:
+            w.target.coherence.access(off, size, write)
         return data[off: off + size]
 
     def _word_target(self, addr: int, size: int, master: str):
         """(window, target, offset) of a word access, which a closed platform's RAM refuses."""
         w = self._window(addr, size, master)
         t = w.target
-        if isinstance(t, Ram) and t.data is _RELEASED:
-            raise _released(w, addr, master)
+        if isinstance(t, Ram):
+            if t.data is _RELEASED:
+                raise _released(w, addr, master)
+            if t.coherence is not None:
+                t.coherence.access(addr - w.start, size, True)
         return w, t, addr - w.start
 
     def read_word(self, addr: int, size: int, master: str = "cpu") -> int:

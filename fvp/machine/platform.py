@@ -196,6 +196,7 @@ class Platform:
                 self.amap.add(d.secure_base, d.size, dev, d.name, {"cpu"}, secure=True)
 
         # program image and firmware layout
+        self.loaded: list[tuple[int, int]] = []  # (address, size) the loader wrote: what a CPU engine copies in
         self.model = model
         self.layout = layout_firmware(spec, model_size=len(model) if model is not None else 0)
         if model is not None:
@@ -215,6 +216,7 @@ class Platform:
 
     # ------------------------------------------------------------------ construction
     def _loaded(self, addr: int, size: int) -> None:
+        self.loaded.append((addr, size))
         if self.written is not None:
             self.written.mark(addr, size)
 
@@ -327,12 +329,14 @@ class Platform:
                     pass
 
     # ------------------------------------------------------------------ running
-    def run(self, main) -> RunResult:
-        """Run the firmware entry ``main(bus_port, boot_info)`` until the simulation stops; returns why."""
+    def run(self, cpu) -> RunResult:
+        """Run a CPU engine until the simulation stops; returns why. ``cpu`` is a firmware entry
+        ``main(bus_port, boot_info)`` or an engine with ``run(platform)``; either returns the application's exit
+        code or raises ``SimulationStop``."""
         t0 = time.monotonic()
         c0 = time.process_time()
         try:
-            rc = main(self.port, self.boot_info)
+            rc = cpu.run(self) if hasattr(cpu, "run") else cpu(self.port, self.boot_info)
             rc = int(rc or 0)
             reason, message = StopReason.EXIT, str(rc)
         except (SimulationStop, Exception) as e:  # noqa: BLE001 - classified (or re-raised under FVP_DEBUG)

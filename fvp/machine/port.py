@@ -176,11 +176,12 @@ class BusPort:
         ``WriteResult`` (``opened``, ``written``, ``errno``, ``strerror``; ``ok``)."""
         return write_file(self.host_path(path), data)
 
-    def host_read_line(self, size: int) -> bytes | None:
+    def host_read_line(self, size: int, *, charged: bool = True) -> bytes | None:
         """``fgets(line, size, stdin)`` on the semihosting terminal: at most ``size - 1`` bytes, up to and
         including a newline; None at the end of the input. The console's pending output is flushed first (a
         host waiting for a line of it before it writes the next request sees it). Blocks until the host
-        writes, as the FVP does."""
+        writes, as the FVP does. ``charged``: the copy costs CPU cycles (not for a CPU engine that counts its own
+        instructions)."""
         self._before_input()
         stream = self._stdin if self._stdin is not None else getattr(sys.stdin, "buffer", None)
         if stream is None or size < 2:
@@ -191,7 +192,8 @@ class BusPort:
             return None
         if isinstance(line, str):
             line = line.encode("utf-8", "replace")
-        self._cpu.charge("memcpy_byte", len(line))
+        if charged:
+            self._cpu.charge("memcpy_byte", len(line))
         return line or None
 
     def take_trace_events(self) -> list:

@@ -116,6 +116,11 @@ class Simulator:
         self._seq += 1
         heapq.heappush(self._events, (max(at_ps, self.now_ps), self._seq, fn))
 
+    @property
+    def has_events(self) -> bool:
+        """Whether a device has an event scheduled (something a sleeping CPU would wake for)."""
+        return bool(self._events)
+
     def run_next_event(self) -> bool:
         """Sleep until the next event and fire it (and any at the same time). False if there is none."""
         if not self._events:

@@ -223,3 +223,18 @@ def test_kernel_call_memory_figures_match_the_computed_sequence(model, planned, 
         assert (_stat(out, "method_allocator_planned"), _stat(out, "method_allocator_loaded"),
                 _stat(out, "method_allocator_input"), _stat(out, "method_allocator_used")) == \
             (planned, loaded, 0, planned + loaded), runtime
+
+
+def test_bind_formats_the_fields_it_is_given_and_keeps_the_others():
+    """profiles.bind: a line template with the tensor's label and index bound once formats like the template
+    (format specs, conversions, escaped braces, nested specs, braces in a bound value)."""
+    from firmware.executorch.profiles import PROFILES, bind
+
+    templates = [t for p in PROFILES.values() for k, t in p["messages"].items() if k.startswith("element_")]
+    templates += ["{{x}} {label!r:>10} {i:03d} {j} {v}", "{v:{w}} {i} }}"]
+    assert len(templates) > 4
+    for t in templates:
+        for label, i in [("Output", 0), ("In{p}ut", 12)]:
+            kw = dict(j=5, v=3, text="true", w=4)
+            assert bind(t, label=label, i=i).format(**kw) == t.format(label=label, i=i, **kw), t
+    assert bind("{label}[{i}]", label="Output", i=3) == "Output[3]"

@@ -18,6 +18,7 @@ def test_bench_smoke(tmp_path):
     assert row["npu_cycles"] > 0 and row["macs"] == 0
     assert row["median_cpu_s"] > 0 and row["gemm_macs_per_s"] > 0
     assert row["session_n"] == 2 and 0 < row["session_min_s"] <= row["session_median_s"] and row["session_boot_s"] > 0
+    assert 0 < row["session_min_cpu_s"] <= row["session_median_cpu_s"]
 
 
 def test_bench_missing_program():

@@ -60,6 +60,9 @@ def test_profile_and_trace(tmp_path):
     assert rc == 0, err
     assert "=== NPU profile" in out and "=== CPU profile" in out
     assert "cycles by what bounds them:" in out
+    # the ports as the timing model has them: the FVP's timing adapters on this board (docs/timing.md 1.2)
+    assert ("ports (read/write): AXI0 Sram 8.00/8.00 B/cycle, latency 32/32 (the FVP's timing adapter TA0); "
+            "AXI1 OffChipFlash 1.12/1.12 B/cycle, latency 64/0 (the FVP's timing adapter TA1)") in out
     assert "EthosUBackend" in out and "quantize_per_tensor" in out
     doc = json.loads(trace.read_text())
     ev = doc["traceEvents"]

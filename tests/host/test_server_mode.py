@@ -29,9 +29,10 @@ ELF = DATA / "runner_elf" / "u65-256_semihosting.elf"
 PROGRAM = DATA / "runner_elf" / "add_u65-256_dedicated_sram_384kb.pte"  # x + y on float[1]
 
 
-def command(cwd, cmd_line, *extra):
-    """The tooling's FVP parameters, as the Corstone-300 U65 binary spells them."""
-    return [sys.executable, "-m", "fvp.host.dropin", "--flavour=u65",
+def command(cwd, cmd_line, *extra, engine="python"):
+    """The tooling's FVP parameters, as the Corstone-300 U65 binary spells them; ``engine``: the Python runner in
+    the ELF's place, or the ELF's own code on QEMU (docs/full-system.md)."""
+    return [sys.executable, "-m", "fvp.host.dropin", "--flavour=u65", "-C", f"cpu0.engine={engine}",
             "-C", "ethosu.num_macs=256", "-C", "mps3_board.visualisation.disable-visualisation=1",
             "-C", "mps3_board.telnetterminal0.start_telnet=0", "-C", "mps3_board.uart0.out_file='-'",
             "-C", "mps3_board.uart0.unbuffered_output=1", "-C", "mps3_board.uart0.shutdown_on_eot=1",
@@ -60,9 +61,11 @@ def messages(out: str) -> list:
     return [ln.split("] ", 1)[1] for ln in out.splitlines() if ln.startswith(("I [", "E [", "F ["))]
 
 
-def test_one_inference_per_line_read_then_the_normal_end(work):
-    # fgets into 16 bytes: a line of 20 characters is read in two parts, each one more inference
-    p = subprocess.run(command(work, SERVER), input=b"go\n" + b"x" * 20 + b"\n", capture_output=True, env=env(),
+@pytest.mark.parametrize("engine", ["python", pytest.param("qemu", marks=pytest.mark.qemu)])
+def test_one_inference_per_line_read_then_the_normal_end(work, engine):
+    # fgets into 16 bytes: a line of 20 characters is read in two parts, each one more inference (on QEMU the
+    # runner's own fgets reads the terminal through semihosting)
+    p = subprocess.run(command(work, SERVER, engine=engine), input=b"go\n" + b"x" * 20 + b"\n", capture_output=True, env=env(),
                        cwd=ROOT, timeout=300)
     out = p.stdout.decode()
     assert p.returncode == 0, p.stderr.decode() + out
@@ -76,8 +79,9 @@ def test_one_inference_per_line_read_then_the_normal_end(work):
     assert abs(float(np.fromfile(work / "out-0.bin", np.float32)[0]) - 0.75) < 2 / 255
 
 
-def test_the_session_tooling_protocol_rewrites_inputs_between_requests(work):
-    p = subprocess.Popen(command(work, SERVER), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+@pytest.mark.parametrize("engine", ["python", pytest.param("qemu", marks=pytest.mark.qemu)])
+def test_the_session_tooling_protocol_rewrites_inputs_between_requests(work, engine):
+    p = subprocess.Popen(command(work, SERVER, engine=engine), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, bufsize=1, env=env(), cwd=ROOT)
     try:
         got = []

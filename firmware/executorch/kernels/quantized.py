@@ -56,8 +56,12 @@ def _quantize_helium(x: np.ndarray, inv: np.float32, zp: int, qmin: int, qmax: i
     """The MVE blocks: ``bits(vfmaq(magic, x, inv)) - (magic_int - zp)`` in int32; int8 narrows to int16 first."""
     p = x.astype(np.float64) * np.float64(inv)            # exact: two 24-bit significands
     small = np.abs(p) <= 2.0 ** 22                         # magic + p stays in [2**23, 2**24): ulp 1
-    v = np.empty(x.shape, np.int64)
-    v[small] = np.rint(p[small]).astype(np.int64) + zp     # bits(magic + rint(p)) - magic_int + zp
+    if small.all():  # the usual case: no masked copies
+        v = np.rint(p).astype(np.int64)
+        v += zp
+    else:
+        v = np.empty(x.shape, np.int64)
+        v[small] = np.rint(p[small]).astype(np.int64) + zp  # bits(magic + rint(p)) - magic_int + zp
     big = ~small
     if big.any():
         # |p| > 2**22: magic + p is exact in float64, so one rounding to float32 is the FMA's

@@ -25,19 +25,20 @@ class Application:
     data_files: list = field(default_factory=list)
 
 
-def find_application(args, fl: dict, params: Parameters) -> Application:
+def application_path(args, params: Parameters) -> str:
+    """The file of ``-a [INSTANCE=]FILE`` (one application: the model has one CPU)."""
     cpu0 = params.cpu0
-    elf = None
     if len(args.apps) > 1:
         raise Usage(f"-a: one application ({cpu0}) only; this model has a single CPU")
-    if args.apps:
-        inst, path = strip_instance(args.apps[0])
-        if inst and inst.rstrip("*") not in (cpu0, "cpu0", "", "*") and not inst.startswith((cpu0, "cpu0")):
-            raise Usage(f"-a {args.apps[0]}: unknown instance {inst!r}; the application runs on {cpu0}")
-        from .elf_image import read_elf
+    inst, path = strip_instance(args.apps[0])
+    if inst and inst.rstrip("*") not in (cpu0, "cpu0", "", "*") and not inst.startswith((cpu0, "cpu0")):
+        raise Usage(f"-a {args.apps[0]}: unknown instance {inst!r}; the application runs on {cpu0}")
+    return path
 
-        elf = read_elf(path)
-    model, model_name, model_addr, data_files = None, None, None, []
+
+def data_files(args, fl: dict) -> list:
+    """``--data [INST=]FILE@ADDRESS`` items: ``(path, bytes, address)`` each, read bounded."""
+    out = []
     for item in args.data:
         _, spec = strip_instance(item)
         path, sep, addr = spec.rpartition("@")
@@ -48,11 +49,24 @@ def find_application(args, fl: dict, params: Parameters) -> Application:
             address = int(addr, 0)
         except ValueError:
             raise Usage(f"--data {item}: {addr!r} is not an address") from None
-        data = read_file(path, "--data", fl["board"])
-        if program_kind(data) is not None and model is None:
-            model, model_name, model_addr = data, os.path.basename(path), address
+        out.append((path, read_file(path, "--data", fl["board"]), address))
+    return out
+
+
+def find_application(args, fl: dict, params: Parameters) -> Application:
+    cpu0 = params.cpu0
+    elf = None
+    if args.apps:
+        path = application_path(args, params)
+        from .elf_image import read_elf
+
+        elf = read_elf(path)
+    model, model_name, model_addr, others = None, None, None, []
+    for path, content, address in data_files(args, fl):
+        if program_kind(content) is not None and model is None:
+            model, model_name, model_addr = content, os.path.basename(path), address
         else:
-            data_files.append((data, address))
+            others.append((content, address))
     semi = parse_semihosting_cmdline(params.semihosting_cmdline) if params.semihosting_cmdline else None
     source = None
     if semi and semi["model"]:
@@ -74,4 +88,4 @@ def find_application(args, fl: dict, params: Parameters) -> Application:
                         f"FILE.pte@ADDRESS or cpu0.semihosting-cmd_line")
         raise Usage("nothing to run: give -a app.elf (with the program in network_model_sec), "
                     f"--data model.pte@0x70000000, or -C {cpu0}.semihosting-cmd_line='executor_runner -m model.pte'")
-    return Application(model, model_name, model_addr, source, elf, semi, data_files)
+    return Application(model, model_name, model_addr, source, elf, semi, others)

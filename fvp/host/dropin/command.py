@@ -44,8 +44,9 @@ from hwdesc.boot import RunArgs
 from ... import __version__
 from ...errors import StopReason
 from ..entry import guarded, printable
-from ..run import session
-from .application import find_application
+from ..run import fullsystem as _engines, session
+from .application import application_path, find_application
+from .fullsystem import limits, run_application
 from .params import FLAVOURS, Usage, build_parser, list_instances, list_params, parse_parameters, spelled
 from .placement import board_for
 
@@ -113,18 +114,18 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
     if unsupported:
         raise Usage(f"{unsupported[0]}: debug servers and plugins (Iris, CADI) are not supported by this simulator")
     params = parse_parameters(args, fl, flavour, binary)
+    elf_path = application_path(args, params) if args.apps else None
+    choice = _engines.choose(elf_path, _engines.setting(params.board_params), platform=fl["platform"].lower())
+    if choice.engine == "qemu":
+        result = run_application(args, fl, flavour, binary, params, choice, elf_path)
+        return _finish(args, binary, convention, params.host_cwd, result)
+    if choice.note:
+        print(f"fvp: note: {choice.note}", file=sys.stderr, flush=True)
     app = find_application(args, fl, params)
     placement = board_for(app, fl, flavour, params.board_params)
     spec, notes, elf_note = placement.spec, placement.notes, placement.elf_note
     semi, elf, model_addr, host_cwd = app.semi, app.elf, app.model_addr, params.host_cwd
-
-    cycle_limit = args.cyclelimit
-    if args.simlimit is not None:
-        sim_cycles = int(args.simlimit * spec.cpu.clock_hz)
-        cycle_limit = sim_cycles if cycle_limit is None else min(cycle_limit, sim_cycles)
-    time_limit = args.timelimit
-    if args.cpulimit is not None:
-        time_limit = args.cpulimit if time_limit is None else min(time_limit, args.cpulimit)
+    cycle_limit, time_limit = limits(args, spec)
 
     if semi:  # argv: what the semihosting runner's main() reads (and SYS_GET_CMDLINE returns)
         run_args = RunArgs(inputs=semi["inputs"], output=semi["output"], argv=semi["argv"])
@@ -154,6 +155,10 @@ def _run(args, fl: dict, flavour: str, binary: str) -> int:
         print("\n".join(say), flush=True)
     result = session.run(platform, image.main, stat=args.stat)
     sys.stdout.flush()
+    return _finish(args, binary, convention, host_cwd, result)
+
+
+def _finish(args, binary: str, convention: str, host_cwd: str, result) -> int:
     code = result.exit_code if convention == "simulator" else _fvp_status(result, host_cwd)
     if result.exit_code != 0:  # a harness that shows only stderr ("Failed running command") sees the reason
         note = f"; exit status {code} as Arm's FVP ({EXIT_STATUS_ENV}=fvp)" if code != result.exit_code else ""

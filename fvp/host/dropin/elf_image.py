@@ -35,11 +35,10 @@ or by the section when it survives; it must start like a ``.tflite`` (``TFL3``).
 
 from __future__ import annotations
 
-import os
-import stat
 import struct
 from dataclasses import dataclass, field
 
+from ...bounded_read import open_regular
 from ...errors import ConfigError
 from ..programs.kind import is_tflite
 
@@ -61,6 +60,11 @@ _POOL_SECTIONS = {
 }
 RUNNER_POOLS = ("method", "temp")  # every arm_executor_runner build has these two
 ETDUMP_MARK = b"#[RUN THIS]"  # printed by the runner's ETDump code (arm_executor_runner.cpp), so in its strings
+# Log strings only ExecuTorch main's runner (at cff6f4dd) has, in its two builds run_fvp.sh's --data and the test
+# harness use: the semihosting runner's argv echo and the ET_MODEL_PTE_ADDR runner's size note. Such an ELF runs
+# the Python runner with that runtime profile (its log then matches the real runner's: tools/compare_engines.py)
+MAIN_RUNTIME = "executorch-main-cff6f4dd"
+MAIN_RUNTIME_MARKS = (b"Running executor with parameter:", b"(pte size unknown when not baked into elf)")
 # ET_DUMP_INTERMEDIATE_OUTPUTS / ET_DUMP_OUTPUTS: the runner's log line when it sets the debug buffer
 ETDUMP_DEBUG_MARKS = ((b"ETDump: Allocated intermediate output buffer size", "intermediate"),
                       (b"ETDump: Allocated output buffer size", "outputs"))
@@ -89,6 +93,7 @@ class ElfImage:
     pool_symbols: dict = field(default_factory=dict)  # name -> the symbol or section it was read from
     etdump: bool = False  # built with the ETDump event tracer
     etdump_debug: str = "none"  # and with ET_DUMP_INTERMEDIATE_OUTPUTS ("intermediate") or ET_DUMP_OUTPUTS
+    runtime: str = ""  # the runtime profile its log strings say it is ("" when they do not tell)
     machine: str = ""
 
     @property
@@ -108,19 +113,8 @@ def read_elf(path: str) -> ElfImage:
         from elftools.elf.sections import SymbolTableSection
     except ImportError:
         raise ConfigError(f"-a {path}: reading ELF files needs pyelftools: {ELF_EXTRA_HINT}") from None
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConfigError(f"-a {path}: application file not found") from None
-    except OSError as e:
-        raise ConfigError(f"-a {path}: cannot read: {e.strerror}") from None
+    f = open_regular(path, ELF_LIMIT, label=f"-a {path}", kind="application file", why="not a plausible runner ELF")
     with f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):  # a pipe or device: pyelftools seeks, and reads what headers claim
-            raise ConfigError(f"-a {path}: not a regular file (an ELF must be a file the simulator can seek in)")
-        if st.st_size > ELF_LIMIT:
-            raise ConfigError(f"-a {path}: application file is larger than {ELF_LIMIT >> 30}GiB ({st.st_size} "
-                              f"bytes): not a plausible runner ELF")
         if f.read(4) != b"\x7fELF":
             raise ConfigError(f"-a {path}: not an ELF file")
         f.seek(0)
@@ -199,6 +193,8 @@ def _read(elf, path: str, symtab_cls) -> ElfImage:
                                                     and s["sh_addr"] <= img.program_address
                                                     < s["sh_addr"] + s["sh_size"])]
     img.etdump = any(ETDUMP_MARK in d for d in strings)
+    if any(mark in d for d in strings for mark in MAIN_RUNTIME_MARKS):
+        img.runtime = MAIN_RUNTIME
     if img.etdump:
         img.etdump_debug = next((level for mark, level in ETDUMP_DEBUG_MARKS if any(mark in d for d in strings)),
                                 "none")

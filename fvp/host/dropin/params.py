@@ -46,7 +46,11 @@ _PARAMS = [
      "'executor_runner -m MODEL [-i INPUT]... [-o OUTBASE]': the program, inputs and output files"),
     ("cpu0.semihosting-cwd", "string", "''", "directory for relative semihosting paths"),
     ("cpu0.semihosting-enable", "bool", "1", "accepted (semihosting file I/O is always available)"),
-    ("cpu0.semihosting-stack_base, -heap_base, -heap_limit, -stack_limit", "int", "-", "accepted, no effect"),
+    ("cpu0.semihosting-heap_base, -heap_limit, -stack_base, -stack_limit", "int", "0",
+     "SYS_HEAPINFO's answer to an application run on QEMU (0: no information)"),
+    ("cpu0.engine", "string", "auto", "qemu: the application ELF's own code on QEMU; python: this simulator's "
+     "firmware image in its place; auto: qemu for an ELF with code when QEMU is installed"),
+    ("cpu0.cpi_mul, cpu0.cpi_div", "int", "1", "cycles per instruction of code run on QEMU: cpi_mul / cpi_div"),
     ("mps3_board.visualisation.*, mps3_board.telnetterminal*.*, vis_hdlcd.*", "-", "-", "accepted, no effect"),
     ("mps3_board.uart[1-5].*, mps3_board.smsc_91c111.*, mps3_board.hostbridge.*", "-", "-", "accepted, no effect"),
     ("ethosu.diagnostics, mps3_board.DISABLE_GATING, cpu0.FPU/MVE/SECEXT/INITSVTOR", "-", "-",
@@ -216,6 +220,7 @@ class Parameters:
     host_cwd: str
     board_params: list
     cpu0: str  # the CPU's instance name on this FVP
+    heapinfo: tuple = (0, 0, 0, 0)  # cpu0.semihosting-heap_base, -heap_limit, -stack_base, -stack_limit
 
 
 def parse_parameters(args, fl: dict, flavour: str, binary: str) -> Parameters:
@@ -223,11 +228,18 @@ def parse_parameters(args, fl: dict, flavour: str, binary: str) -> Parameters:
     params = [p for f in args.config_files for p in config_file_params(f)] + list(args.params)
     semi_cmdline, semi_cwd, board_params = None, None, []
     cpu0 = fl.get("prefix", "") + "cpu0"
+    heap = dict.fromkeys(_HEAPINFO, 0)
     for item in params:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep:
             raise Usage(f"-C {item}: expected NAME=VALUE")
+        key = name.removeprefix(f"{cpu0}.semihosting-")
+        if key in heap:
+            try:
+                heap[key] = int(unquote(value), 0) & 0xFFFFFFFF
+            except ValueError:
+                raise Usage(f"-C {name}={value}: expected an address (a number such as 0x20000000)") from None
         if name == f"{cpu0}.semihosting-cmd_line":
             semi_cmdline = unquote(value)
         elif name == f"{cpu0}.semihosting-cwd":
@@ -236,4 +248,8 @@ def parse_parameters(args, fl: dict, flavour: str, binary: str) -> Parameters:
             board_params.append(f"{name}={value}")
     if semi_cwd is not None and not os.path.isdir(semi_cwd):
         raise Usage(f"-C {cpu0}.semihosting-cwd={semi_cwd}: no such directory")
-    return Parameters(semi_cmdline, semi_cwd, semi_cwd or os.getcwd(), board_params, cpu0)
+    return Parameters(semi_cmdline, semi_cwd, semi_cwd or os.getcwd(), board_params, cpu0,
+                      tuple(heap[k] for k in _HEAPINFO))
+
+
+_HEAPINFO = ("heap_base", "heap_limit", "stack_base", "stack_limit")  # SYS_HEAPINFO's block, in its order

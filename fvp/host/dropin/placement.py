@@ -94,6 +94,8 @@ def board_for(app: Application, fl: dict, flavour: str, board_params: list) -> P
                     placed["firmware.pools.fast_scratch.npu"] = True
         if elf_layout:  # a pool of the board that the ELF's build does not have
             placed.update({f"firmware.pools.{pool}.size": 0 for pool in spec0.firmware.pools if pool not in elf.pools})
+        if elf.runtime:  # the ELF's log strings say which runner it is (the user's -C still wins)
+            placed["firmware.runtime"] = elf.runtime
         if elf.etdump:  # built with the ETDump event tracer: the runner prints the #[RUN THIS] block
             placed["firmware.options.etdump"] = True
             if elf.etdump_debug != "none":  # and with ET_DUMP_(INTERMEDIATE_)OUTPUTS: the debug buffer too

@@ -32,7 +32,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                 "3 a simulation limit (--cyclelimit, --timelimit) was reached; --vela without Vela installed or a "
                                 "Vela failure (its last line is said) is 2")
     run.add_argument("model", nargs="?", metavar="MODEL",
-                     help="a .pte, .bpte or .tflite file (default: the embedded program)")
+                     help="a .pte, .bpte or .tflite file (default: the embedded program), or an application ELF "
+                          "whose own code runs on QEMU (fvp run APP.elf [-- ARG...]: ARGs are its semihosting "
+                          "command line; docs/full-system.md)")
+    run.add_argument("app_args", nargs="*", metavar="-- ARG",
+                     help="after --: an application ELF's own command line (its semihosting SYS_GET_CMDLINE)")
     add_board_options(run)
     run.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="FILE",
                      help="input tensor i: raw bytes of the tensor or a .npy file (repeat per input); "
@@ -191,6 +195,11 @@ def cmd_run(args) -> int:
         return cmd_evaluate(args)
     if args.target and args.board is not None:
         raise ConfigProblems(["use either -c/--config or --target, not both"])
+    if args.model and _is_elf(args.model):
+        return _run_elf(args)
+    if getattr(args, "app_args", None):
+        raise ConfigProblems([f"{' '.join(args.app_args)}: arguments after -- are an application ELF's command "
+                              f"line (fvp run APP.elf -- ARG...)"])
     model_name = None
     embedded = False
     used = {}
@@ -262,6 +271,24 @@ def cmd_run(args) -> int:
         print(configuration_line("the embedded program (the tutorial's x + x)" if embedded else model_name, spec,
                                  args, used, cpu_only), file=sys.stderr, flush=True)
     result = session.run(platform, image.main, stat=args.stat)
+    _reports(args, platform, result)
+    sys.stdout.flush()
+    if not args.quiet and result.exit_code == 0:  # how much memory the program took, per memory and pool
+        from .memory import high_water, high_water_line, runner_memory_stats
+
+        hw = high_water(spec, model, runner_memory_stats(_uart_log(spec, console)))
+        print(f"fvp: memory high-water marks: {high_water_line(hw)}", file=sys.stderr, flush=True)
+    _failure(result)
+    return result.exit_code
+
+
+def _failure(result) -> None:
+    if result.exit_code != 0:  # stdout may be a file or a pipe: the reason is on the terminal too
+        print(f"fvp: error: {session.failure_line(result)}", file=sys.stderr, flush=True)
+
+
+def _reports(args, platform, result) -> None:
+    """``--profile`` and ``--trace`` of a finished run."""
     if args.profile or args.trace:
         from .report import print_profile, print_time_summary, write_trace
 
@@ -270,14 +297,62 @@ def cmd_run(args) -> int:
             print_time_summary(platform, result)
         if args.trace:
             write_trace(platform, result, args.trace)
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _run_elf(args) -> int:
+    """``fvp run APP.elf [-- ARG...]``: the application's own code on QEMU, on the board its program names."""
+    import shlex
+
+    from . import fullsystem
+
+    refused = [flag for flag, given in (("-i", args.inputs), ("-o", args.output), ("--etdump", args.etdump),
+                                        ("--etdump-debug-buffer", args.etdump_debug_buffer),
+                                        ("--vela", args.vela or args.vela_args)) if given]
+    if refused:
+        raise ConfigProblems([f"{refused[0]}: an option of this simulator's firmware image; an application ELF "
+                              f"takes its own arguments after -- (fvp run {args.model} -- ARG...)"])
+    choice = fullsystem.choose(args.model, fullsystem.setting(args.overrides), label=args.model)
+    if choice.engine != "qemu":
+        why = choice.note or ("an ELF without code" if choice.image is not None else
+                              "cpu.engine=python: fvp run APP.elf runs the ELF's own code")
+        raise ConfigProblems([f"{args.model}: {why}; the FVP drop-in runs this simulator's firmware image for it: "
+                              f"FVP_Corstone_SSE-300_Ethos-U55 -a {args.model}"])
+    cmdline = shlex.join([os.path.basename(args.model), *args.app_args])
+    arg = fullsystem.program_argument(cmdline)
+    program = None
+    if arg is not None and os.path.isfile(arg):
+        program, name = read_program(arg), os.path.basename(arg)
+    elif args.board is None and not args.target:
+        program, name = fullsystem.elf_program(args.model), os.path.basename(args.model)
+    used = {}
+    if program is not None and args.board is None and not args.target:
+        from ..programs.program_board import resolve
+
+        res = resolve(program, board=None, target=None, overrides=args.overrides, model_name=name)
+        spec, used = res.load(), res.used
+        _note(res.notes)
+    else:
+        spec = load_for(args)
+    if not args.quiet:
+        print(configuration_line(f"{os.path.basename(args.model)} (its own code on QEMU)", spec, args, used),
+              file=sys.stderr, flush=True)
+    if args.trace:
+        from .report import check_trace_path
+
+        check_trace_path(args.trace)
+    result, platform = fullsystem.run(spec, choice, elf=args.model, cmdline=cmdline, cwd=os.getcwd(),
+                                      data_files=_parse_data(args.data, spec), cycle_limit=args.cyclelimit,
+                                      time_limit=args.timelimit, stat=args.stat,
+                                      strict=True if args.strict else None, check_stream=args.check_stream)
+    _reports(args, platform, result)
     sys.stdout.flush()
-    if not args.quiet and result.exit_code == 0:  # how much memory the program took, per memory and pool
-        from .memory import high_water, high_water_line, runner_memory_stats
-
-        hw = high_water(spec, model, runner_memory_stats(_uart_log(spec, console)))
-        print(f"fvp: memory high-water marks: {high_water_line(hw)}", file=sys.stderr, flush=True)
-    if result.exit_code != 0:  # stdout may be a file or a pipe: the reason is on the terminal too
-        print(f"fvp: error: {session.failure_line(result)}", file=sys.stderr, flush=True)
+    _failure(result)
     return result.exit_code
-
-

@@ -194,6 +194,14 @@ def print_profile(platform, result, out=None) -> None:
             parts = ", ".join(f"{k} {100 * v / max(rec.npu_cycles, 1):.0f}%" for k, v in
                               sorted(bounds.items(), key=lambda kv: -kv[1]) if v > 0)
             w(f"     cycles by what bounds them: {parts}\n")
+        rates = getattr(timing, "port_timing", None) or {}
+        if rates and enabled:
+            parts = []
+            for p, (rb, wb, rl, wl, ta) in sorted(rates.items()):
+                src = f"the FVP's timing adapter {ta}" if ta else "Vela's memory timing"
+                parts.append(f"AXI{p} {timing.ports.get(p, '')} {rb:.2f}/{wb:.2f} B/cycle, latency {rl:g}/{wl:g} "
+                             f"({src})")
+            w(f"     ports (read/write): {'; '.join(parts)}\n")
         ev = getattr(timing, "events", {}) or {}
         if ev:
             width = npu.arch.axi_width_bytes if npu is not None else 8

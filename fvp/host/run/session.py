@@ -112,6 +112,12 @@ def trailer_lines(reason: StopReason, message: str, t_ns: int) -> list[str]:
         return ["", f"{stopping}the firmware returned without signalling the end (no EOT)."]
     if reason == StopReason.HARD_FAULT:
         return [f"Hard fault: {message}", f"{stopping}the CPU took a hard fault at {t_ns} ns."]
+    if reason == StopReason.LOCKUP:  # the application's code on QEMU: a fault the CPU could not take
+        return [f"Hard fault: {message}", f"{stopping}the CPU locked up at {t_ns} ns."]
+    if reason == StopReason.RESET:
+        return ["", f"{stopping}{message}."]
+    if reason == StopReason.QEMU:
+        return [f"[critical] {message}"]
     if reason == StopReason.ABORT:
         return ["", f"{stopping}the application aborted{': ' + message if message else ''}."]
     if reason == StopReason.DEADLOCK:
@@ -125,8 +131,8 @@ def failure_line(result) -> str:
     """Why a run ended with a non-zero status, in one line for stderr (the log on stdout says it too, but stdout
     may go to a file, a pipe or a harness that shows only stderr): ``<why> (exit status N)``."""
     reason, message = result.reason, result.message
-    if reason == StopReason.HARD_FAULT:
-        why = f"the CPU took a hard fault: {message}"
+    if reason in (StopReason.HARD_FAULT, StopReason.LOCKUP):
+        why = f"the CPU {'took a hard fault' if reason == StopReason.HARD_FAULT else 'locked up'}: {message}"
     else:
         lines = [ln for ln in trailer_lines(reason, message, result.sim_time_ps // 1000)
                  if ln.strip() and not ln.startswith("[warning ]")]
@@ -147,6 +153,7 @@ def print_stat(platform: Platform, r: RunResult) -> None:
     """``--stat``: the FVP's statistics block."""
     spec = platform.spec
     rss = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # QEMU, when the application's code ran on it
     sim_s = r.sim_time_ps / 1e12
     perf = sim_s / r.wall_seconds if r.wall_seconds > 0 else 0.0
     inst = int(r.charged_cpu_cycles * spec.cpu.mips_per_mhz)
@@ -157,8 +164,8 @@ def print_stat(platform: Platform, r: RunResult) -> None:
         "",
         f"--- {spec.fvp_name} statistics: " + "-" * max(0, 79 - 19 - len(spec.fvp_name)),
         f"Simulated time                          : {sim_s:.6f}s",
-        f"User time                               : {rss.ru_utime:.6f}s",
-        f"System time                             : {rss.ru_stime:.6f}s",
+        f"User time                               : {rss.ru_utime + kids.ru_utime:.6f}s",
+        f"System time                             : {rss.ru_stime + kids.ru_stime:.6f}s",
         f"Wall time                               : {r.wall_seconds:.6f}s",
         f"Performance index                       : {perf:.2f}",
         f"cpu0                                    : {mips:8.2f} MIPS ({inst:12d} Inst)",

@@ -374,6 +374,9 @@ class Planner:
                 else:
                     port, fld = k.split(".", 1)
                     mem = scs[sc].get(f"{port}_port")
+                    off = f"system_configs.{sc}.timing_adapters={{}}"
+                    if scs[sc].get("timing_adapters") and off not in out:
+                        out.append(off)  # a port alias is Vela's memory timing: the FVP's timing adapters off
                     out.append(f"system_configs.{sc}.memories.{mem}.{fld}={format_value(v)}")
             else:
                 out.append(f"{k}={format_value(v)}")

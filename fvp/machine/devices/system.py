@@ -32,10 +32,13 @@ class InterruptController:
         self.pending: set[int] = set()
         self.enabled: set[int] = set()
         self.raised_count: dict[int, int] = {}
+        self.listeners: list = []  # called with n when line n is raised (a CPU engine with its own NVIC)
 
     def raise_irq(self, n: int) -> None:
         self.pending.add(n)
         self.raised_count[n] = self.raised_count.get(n, 0) + 1
+        for listener in self.listeners:
+            listener(n)
 
     def clear(self, n: int) -> None:
         self.pending.discard(n)

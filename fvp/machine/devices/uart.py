@@ -75,6 +75,11 @@ class CmsdkUart(Device):
         if not self.ctrl & CTRL_TX_EN:
             self.guest_error(f"{self.name}: write to DATA while the transmitter is disabled (CTRL.TX_EN=0); {len(data)} bytes dropped")
             return
+        self.transmit(data)
+
+    def transmit(self, data: bytes) -> None:
+        """Bytes the transmitter sent (a CPU engine whose own UART model holds the registers hands them here):
+        to the output, with the FVP's EOT and shutdown-tag handling."""
         if self.unbuffered or (self.shutdown_on_eot and EOT in data):
             for b in data:  # byte by byte: the simulation may stop in the middle
                 self._transmit(b)

@@ -96,7 +96,7 @@ class NpuMemoryPort:
             raise NpuFault("bus_error", f"address 0x{address:x} (+{length}) is outside the NPU's address space",
                            address=address)
         try:
-            return self.bus.view(address, length, "npu")
+            return self.bus.view(address, length, "npu", write)
         except BusFault as e:
             raise NpuFault("bus_error", str(e), address=e.address) from None
 
@@ -231,6 +231,29 @@ class EthosU(Device):
     def regioncfg_of(self, region: int) -> int:
         return (self.regioncfg >> (2 * region)) & 3
 
+    def axi_bursts(self) -> tuple:
+        """Per AXI port, (burst bytes, pending reads, pending writes) the NPU's AXI limit registers allow: the
+        U55/U65's ``AXI_LIMITn`` of the first memory type REGIONCFG routes to the port (types 0/1 AXI0, 2/3 AXI1),
+        the U85's ``AXI_SRAM``/``AXI_EXT``. The timing model's timing adapters read them."""
+        from .timing.adapter import MAX_BEATS_BYTES
+
+        mmio = isa_of(self.arch).MMIO_BASE
+        out = []
+        for port in (0, 1):
+            if "AXI_LIMIT" in self.regs.values:
+                reg = mmio.AXI_LIMIT
+                types = sorted({self.regioncfg_of(r) for r in range(8)} & {2 * port, 2 * port + 1}) or [2 * port]
+                value = self.regs.values["AXI_LIMIT"][types[0]]
+            else:
+                name = ("AXI_SRAM", "AXI_EXT")[port]
+                if name not in self.regs.values:
+                    out.append((64, 0, 0))
+                    continue
+                reg, value = getattr(mmio, name), self.regs.values[name][0]
+            out.append((MAX_BEATS_BYTES[reg.get(value, "max_beats")], reg.get(value, "max_outstanding_read_m1") + 1,
+                        reg.get(value, "max_outstanding_write_m1") + 1))
+        return tuple(out)
+
     # ------------------------------------------------------------------ running a stream
     def _start(self) -> None:
         from .execute import execute_stream
@@ -285,12 +308,13 @@ class EthosU(Device):
 
     def _stream_timing(self, words, ops: list, fault):
         """The timing model's result for this stream. A stream that ran to STOP is timed once per content and
-        configuration and the result reused (timing is a pure function of the stream, REGIONCFG, QCONFIG and the
-        board's timing parameters), like the decoded weights; not a stream that branched (the operations it ran
-        depend on the data)."""
+        configuration and the result reused (timing is a pure function of the stream, REGIONCFG, QCONFIG, the AXI
+        limits and the board's timing parameters), like the decoded weights; not a stream that branched (the
+        operations it ran depend on the data)."""
         if fault is not None or words is None or any(r.op.kind == "BRANCH" for r in ops):
             return self.timing_model.stream(ops, self)
-        key = (self.timing_model.signature, words.tobytes(), self.regioncfg, self.qconfig, self.qsize)
+        key = (self.timing_model.signature, words.tobytes(), self.regioncfg, self.qconfig, self.qsize,
+               self.axi_bursts())
         timing = _TIMING_CACHE.get(key)
         disk = disk_key = None
         if timing is None and getattr(shared_weight_cache(), "disk", None) is not None:

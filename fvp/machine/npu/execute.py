@@ -107,6 +107,8 @@ class _Ctx:
         self.memory_at_cache = {}  # bounds: address -> memory.memory_at(address), for this stream's run
         self.result_flag = 0  # COND_STATUS.result_flag (the U85's): set by each kernel operation's OFM
         self.words = None  # the stream's words (execute_stream)
+        long_run = getattr(self.engine, "long_run", None)  # the fast engine in a long run: large feature-map
+        self.kernels = bool(long_run()) if long_run is not None else False  # copies by its numba loops too
 
     def view(self, region: int, offset: int, length: int, write: bool) -> np.ndarray:
         address = (self.bases[region] + offset) & self.mask
@@ -148,7 +150,7 @@ def _read_fm(ctx: _Ctx, rec: OpRecord, fm, tensor: str, h: int, w: int, d: int) 
     lo, hi = ext
     view = ctx.view(fm.region, lo, hi - lo, False)
     rec.add("r", tensor, fm.region, fmap.storage_bytes(fm, h, w, d))
-    return fmap.gather(fm, view, lo, h, w, d)
+    return fmap.gather(fm, view, lo, h, w, d, ctx.kernels)
 
 
 def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
@@ -166,7 +168,7 @@ def _write_fm(ctx: _Ctx, rec: OpRecord, fm, values: np.ndarray) -> None:
     lo, hi = ext
     view = ctx.view(fm.region, lo, hi - lo, True)
     rec.add("w", "ofm", fm.region, fmap.storage_bytes(fm, h, w, d))
-    fmap.scatter(fm, view, lo, values)
+    fmap.scatter(fm, view, lo, values, ctx.kernels)
 
 
 def _lut_bytes(ctx: _Ctx, rec: OpRecord, op: NpuOperation):

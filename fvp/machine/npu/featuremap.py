@@ -187,6 +187,41 @@ def scatter_kernel(mem, vals, tb, h0, h1, w0, sy, sx, sc, esz, brick):
                     mem[a + k] = np.uint8((v >> (8 * k)) & 0xFF)
 
 
+@njit
+def _copy3(src, dst):
+    """``dst[...] = src`` for 3-D arrays of any layouts, each element converted as ``np.copyto(casting="unsafe")``
+    does (integer values in the destination's range: the same values)."""
+    a, b, c = src.shape
+    for i in range(a):
+        for j in range(b):
+            for k in range(c):
+                dst[i, j, k] = src[i, j, k]
+
+
+@njit
+def _copy4(src, dst):
+    """:func:`_copy3` for 4-D arrays (NHCWB16 bricks)."""
+    a, b, c, e = src.shape
+    for i in range(a):
+        for j in range(b):
+            for k in range(c):
+                for m in range(e):
+                    dst[i, j, k, m] = src[i, j, k, m]
+
+
+#: In a long run (``kernels``: the engine's kernels take every size), a piece of at least this many elements is
+#: copied by :func:`_copy3`/:func:`_copy4` (about 2x numpy's strided copy of 16-element rows with a conversion);
+#: smaller ones by numpy (the call costs more than the copy).
+KERNEL_COPY_MIN_ELEMENTS = 2048
+
+
+def _copy(dst: np.ndarray, src: np.ndarray, kernels: bool) -> None:
+    if kernels and src.size >= KERNEL_COPY_MIN_ELEMENTS:
+        (_copy4 if src.ndim == 4 else _copy3)(src, dst)
+    else:
+        np.copyto(dst, src, casting="unsafe")
+
+
 _READ_DTYPES = {(1, True): "i1", (1, False): "u1", (2, True): "<i2", (2, False): "<u2", (4, True): "<i4",
                 (4, False): "<u4", (8, True): "<i8", (8, False): "<i8"}
 _WRITE_DTYPES = {1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}
@@ -264,11 +299,12 @@ def _distinct(fm, h: int, w: int, d: int) -> bool:
     return all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:]))
 
 
-def gather(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -> np.ndarray:
+def gather(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None, kernels: bool = False) -> np.ndarray:
     """Read ``fm``'s area into a dense array (int32, or int64 for 32/64-bit unsigned/64-bit types).
 
-    ``view`` is a uint8 array covering the tensor's extent, starting at region offset ``lo``. Strided numpy
-    copies per tile (``gather_kernel`` is the same read, one element at a time, and the tests compare them).
+    ``view`` is a uint8 array covering the tensor's extent, starting at region offset ``lo``. Strided copies per
+    tile, by numpy or (``kernels``, large pieces) a numba loop (``gather_kernel`` is the same read, one element
+    at a time, and the tests compare them).
     """
     h = fm.height if height is None else height
     w = fm.width if width is None else width
@@ -282,14 +318,15 @@ def gather(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -
         dst = out[rows, cols, chans]
         if part.ndim == 4:
             dst = dst.reshape(part.shape)
-        np.copyto(dst, part, casting="unsafe")
+        _copy(dst, part, kernels)
     return out
 
 
-def scatter(fm, view: np.ndarray, lo: int, values: np.ndarray) -> None:
+def scatter(fm, view: np.ndarray, lo: int, values: np.ndarray, kernels: bool = False) -> None:
     """Write dense ``values[H, W, C]`` (in the element type's range) into ``fm``'s area: each element's low
-    bytes, little-endian. Strided numpy copies when no two elements share bytes, else ``scatter_kernel`` (one
-    element at a time, in order, so that a later element's write wins as on the hardware)."""
+    bytes, little-endian. Strided copies (as :func:`gather`'s) when no two elements share bytes, else
+    ``scatter_kernel`` (one element at a time, in order, so that a later element's write wins as on the
+    hardware)."""
     if values.size == 0:
         return
     h, w, d = values.shape
@@ -302,7 +339,7 @@ def scatter(fm, view: np.ndarray, lo: int, values: np.ndarray) -> None:
         src = values[rows, cols, chans]
         if part.ndim == 4:
             src = src.reshape(part.shape)
-        np.copyto(part, src, casting="unsafe")
+        _copy(part, src, kernels)
 
 
 def gather_reference(fm, view: np.ndarray, lo: int, height=None, width=None, depth=None) -> np.ndarray:

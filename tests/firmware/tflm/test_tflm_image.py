@@ -57,6 +57,20 @@ def test_missing_operator_fails_at_load_with_its_name():
     assert e.value.lines[0] == "Didn't find op for builtin opcode 'ELU'"
 
 
+def test_an_unimplemented_custom_operator_is_named_where_the_run_stops(tmp_path):
+    """TFLite Micro's signal-library operators (its audio front end: SignalWindow, SignalFftAutoScale, ...) are
+    custom operators this runner does not implement: TFLM's two lines in the log, and the stop reason and fvp's
+    error line name the operator."""
+    data = build([T("x", [4], "int16"), T("y", [4], "int16")], [Op("CUSTOM:SignalWindow", ["x"], ["y"])],
+                 ["x"], ["y"])
+    f = tmp_path / "front_end.tflite"
+    f.write_bytes(data)
+    rc, out, err = run_fvp("run", f, "-c", "corstone-300-tflm")
+    assert rc == 1 and "ERROR - Failed to get registration from op code CUSTOM" in out
+    assert err.strip().splitlines()[-1] == ("fvp: error: the application aborted: front_end.tflite: Didn't find "
+                                            "op for custom opcode 'SignalWindow' (exit status 1)"), err
+
+
 @pytest.mark.parametrize("cut", [0, 7, 40, 200])
 def test_truncated_or_corrupt_file_is_one_line(cut):
     from models import m_add

@@ -124,3 +124,72 @@ def test_every_size_takes_the_kernels_after_the_threshold(monkeypatch):
     op, m, s = _stage_case(rng, 32, 40, DBL)
     v = rng.integers(-(1 << 29), 1 << 29, (16, op.ofm.depth)).astype(np.int64)
     assert np.array_equal(scaling.output_stage(v, m, s, op), ref.output_stage(v, m, s, op))
+
+
+def test_fused_elementwise_equals_the_reference():
+    """ADD/SUB/MUL with the output stage in one kernel pass (a long run's path) against the reference engine, on
+    the random elementwise operations of test_engines: every scale mode, operand order and broadcast form, 8- to
+    32-bit operands (32-bit ones at the ends of their range too); the operations it declines return None."""
+    from fvp.machine.npu.engines.fast import elementwise
+
+    from .test_engines import random_kernel_case
+
+    rng = np.random.default_rng(29)
+    seen, declined = set(), 0
+    for trial in range(1500):
+        op, a, b, _, _, lut = random_kernel_case(rng, "ELEMENTWISE")
+        if op.sub_op not in ("ADD", "SUB", "MUL"):
+            continue
+        if op.ifm.bits == 32 and trial % 3 == 0:  # the ends of the 32-bit range
+            a = rng.choice(np.array([-(1 << 31), (1 << 31) - 1, 0, -1], np.int64), size=a.shape)
+        # int32 operands, as the executor gathers every feature map but unsigned 32-bit ones
+        a, b = a.astype(np.int32), None if b is None else b.astype(np.int32)
+        assert elementwise.fused_elementwise(op, a.astype(np.int64), b) is None  # the kernel's one signature
+        got = elementwise.fused_elementwise(op, a, b)
+        if got is None:
+            assert op.activation.table is not None or (op.ofm.bits == 32 and not op.ofm.signed)
+            declined += 1
+            continue
+        assert np.array_equal(got, ref.run_kernel_op(op, a, b, lut=lut)), (trial, op)
+        form = ("scalar" if op.broadcast.scalar else "full" if b.shape == a.shape else
+                "one" if b.size == 1 else "axes")
+        seen.add((op.sub_op, int(op.ifm_scale_mode) if op.sub_op != "MUL" else None, form,
+                  op.broadcast.reversed_operands))
+    assert declined
+    for sub in ("ADD", "SUB"):
+        for mode in (0, 1, 2):
+            assert {f for s, m, f, _ in seen if (s, m) == (sub, mode)} >= {"scalar", "full", "axes"}, (sub, mode)
+    assert {f for s, _, f, r in seen if s == "MUL" and r} >= {"scalar", "full", "axes"}
+
+
+@pytest.mark.parametrize("program", ["resnet8_u55-128.bpte", "mv2_full_u55-128.bpte"])
+def test_a_long_runs_paths_leave_every_inference_as_it_was(program, monkeypatch):
+    """A session in the kernels' regime (a long run) gives the same outputs, cycles, PMU and operation records
+    with its own paths (the fused elementwise kernel, the feature-map copies and the operands' min/max by numba
+    loops) as without them."""
+    import fvp
+    from fvp.machine.npu import featuremap as fmap
+    from fvp.machine.npu.engines.fast import operands
+    from testutil import CORPUS
+
+    monkeypatch.setattr(paths, "JIT_AFTER_ELEMENTS", -1)
+    rng = np.random.default_rng(11)
+    with fvp.Session(CORPUS / program) as s:
+        xs = [rng.uniform(-2, 2, s.inputs[0].shape).astype(np.float32) for _ in range(2)]
+        s.run(xs[0])  # the stream decoded
+        taken, real = [], fast.fused_elementwise
+        monkeypatch.setattr(fast, "fused_elementwise", lambda op, a, b: taken.append(real(op, a, b)) or taken[-1])
+        fused = [s.run(x) for x in xs]
+        assert any(t is not None for t in taken)  # its residual ADDs took the fused kernel
+        monkeypatch.setattr(fast, "fused_elementwise", lambda op, a, b: None)
+        monkeypatch.setattr(fmap, "KERNEL_COPY_MIN_ELEMENTS", 1 << 62)
+        monkeypatch.setattr(operands, "KERNEL_MIN_MAX_ELEMENTS", 1 << 62)
+        plain = [s.run(x) for x in xs]
+    for a, b in zip(fused, plain):
+        assert a.raw_outputs == b.raw_outputs and (a.npu_cycles, a.cpu_cycles, a.pmu) == (b.npu_cycles, b.cpu_cycles,
+                                                                                         b.pmu)
+        ra = [(r.op, r.bytes_read, r.bytes_written, r.region_read, r.region_written) for st in a.npu_streams
+              for r in st.operations]
+        rb = [(r.op, r.bytes_read, r.bytes_written, r.region_read, r.region_written) for st in b.npu_streams
+              for r in st.operations]
+        assert ra == rb

@@ -33,20 +33,27 @@ def _fm(rng, bits, fmt, overlap=False):
     return FeatureMap("t", 1, bases, h, w, c, h0, h1, w0, sx, sy, cs, bits, bool(rng.random() < 0.7), fmt, 0)
 
 
+@pytest.mark.parametrize("kernels", [False, True])
 @pytest.mark.parametrize("seed", range(40))
-def test_numpy_gather_scatter_match_the_kernels(seed):
+def test_numpy_gather_scatter_match_the_kernels(seed, kernels, monkeypatch):
+    """The strided copies (numpy's, and with ``kernels`` the numba loops a long run takes for every piece here)
+    against the element-at-a-time kernels."""
+    monkeypatch.setattr(fmap, "KERNEL_COPY_MIN_ELEMENTS", 0)
     rng = np.random.default_rng(seed)
     bits = int(rng.choice([8, 16, 32]))
     fm = _fm(rng, bits, str(rng.choice(["NHWC", "NHCWB16"])), overlap=seed % 3 == 0)
     lo, hi = fmap.extent(fm)
     mem = rng.integers(0, 256, hi - lo, dtype=np.uint8)
-    assert np.array_equal(fmap.gather(fm, mem, lo), fmap.gather_reference(fm, mem, lo))
+    assert np.array_equal(fmap.gather(fm, mem, lo, kernels=kernels), fmap.gather_reference(fm, mem, lo))
     lim = 1 << (bits - 1)
-    vals = rng.integers(-lim if fm.signed else 0, lim if fm.signed else 2 * lim, size=fm.shape)
-    a, b = mem.copy(), mem.copy()
-    fmap.scatter(fm, a, lo, vals)
-    fmap.scatter_reference(fm, b, lo, vals)
-    assert np.array_equal(a, b)
+    for dt in (np.int64, np.int32):  # the engines' two value types
+        if dt is np.int32 and bits == 32 and not fm.signed:
+            continue
+        vals = rng.integers(-lim if fm.signed else 0, lim if fm.signed else 2 * lim, size=fm.shape).astype(dt)
+        a, b = mem.copy(), mem.copy()
+        fmap.scatter(fm, a, lo, vals, kernels=kernels)
+        fmap.scatter_reference(fm, b, lo, vals)
+        assert np.array_equal(a, b)
 
 
 # ------------------------------------------------------------------------------------------------ engine paths

@@ -19,7 +19,8 @@ U55_128 = get_arch("ethos-u55-128")
 HIGH_END = SystemConfigSpec(
     name="Ethos_U55_High_End_Embedded", core_clock_hz=500_000_000, axi0_port="Sram", axi1_port="OffChipFlash",
     memories={"Sram": MemoryTimingSpec(1.0, 32, 32, 32, 4, 4, 1),
-              "OffChipFlash": MemoryTimingSpec(0.125, 128, 64, 0, 2, 0, 1)})
+              "OffChipFlash": MemoryTimingSpec(0.125, 128, 64, 0, 2, 0, 1)},
+    timing_adapters={})  # Vela's memory timing (the timing adapters: test_timing_adapter.py)
 SHARED_SRAM = MemoryModeSpec("Shared_Sram", "axi1", "axi0", "axi0", 0, 2, (3, 0, 1, 1, 1, 1, 1, 1))
 SRAM_ONLY = MemoryModeSpec("Sram_Only", "axi0", "axi0", "axi0", 0, 1, (1, 0, 0, 0, 0, 0, 0, 0))
 

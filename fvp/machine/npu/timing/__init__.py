@@ -37,15 +37,16 @@ REGIONCFG of the Ethos-U core driver's ``ethosu55_interface.h`` and ``pmu_ethosu
 (https://github.com/zephyrproject-rtos/hal_ethos_u).
 
 Simplified: fixed costs per operation/DMA/stream are board parameters (``npu.timing_params``) with no public
-figures behind them; no SHRAM bank conflicts, AXI outstanding-transaction limits or timing-adapter pulse
-shaping; reads and writes of a port share one bandwidth budget (as in Vela); the command fetch does not
+figures behind them; no SHRAM bank conflicts; the Corstone-300 FVP's timing adapters and the AXI limits as
+sustained rates (``adapter``), not the phase of the adapter's pulse; reads and writes of a port share one bandwidth budget (as in Vela); the command fetch does not
 compete with other traffic; the weight decoder is the MAC formula's weight-buffer floor, not a decode rate; a
 port's latency is paid once at the start (reads) and end (writes) of an operation, double buffering hides the
 rest.
 
 The package, one job per module: ``records`` (``OpTiming``, ``StreamTiming``), ``geometry`` (blocks, fetched
 rows, IFM block depth), ``pipeline`` (the MAC/AO pipeline both products' compute models run), ``model``
-(``TimingModel``: ports, REGIONCFG, each operation's job), ``schedule`` (the event simulation, bandwidth sharing,
+(``TimingModel``: ports, REGIONCFG, each operation's job), ``adapter`` (the FVP's timing adapters as a port's
+bandwidth and latencies), ``schedule`` (the event simulation, bandwidth sharing,
 attribution), ``counters`` (the PMU events). It imports neither the weight decoders nor the engines.
 """
 

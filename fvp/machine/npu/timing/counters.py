@@ -83,4 +83,4 @@ def finish(model, timings, total: float, stalls: tuple, qport: int, qsize: int) 
     ev[EV_CC_STALLED_ON_SHRAM_RECONFIG] = int(round(stalls[1]))
     return StreamTiming(total_cycles=total_cycles, per_op=timings, events=ev,
                         ports={p.index: p.name for p in model.ports}, bytes_read=rd, bytes_written=wr,
-                        command_bytes=qsize)
+                        command_bytes=qsize, port_timing=model.port_rates())

@@ -5,6 +5,7 @@ family (``arch.family``) gives the compute cycles of an operation's blocks, how 
 
 from __future__ import annotations
 
+from .adapter import port_timing
 from .counters import finish
 from .geometry import contiguous_run, kernel_geometry
 from .records import KERNEL_KINDS, _EPS, OpTiming, StreamTiming
@@ -32,6 +33,7 @@ class TimingModel:
         self.enabled = enabled
         params = dict(params or {})
         self.params = {k: float(params.get(k, 0) or 0) for k in PARAM_NAMES}
+        self._bursts = None  # the AXI limits (device.axi_bursts) the ports were made for
         self.ports = self._ports()
         self._qport = None  # the port the running stream's commands come through
         # what the results depend on besides the stream: equal signatures give equal timings
@@ -39,9 +41,20 @@ class TimingModel:
                           tuple(sorted(self.params.items())))
 
     # ------------------------------------------------------------------ configuration
-    def _ports(self) -> list:
+    def timing_adapters(self):
+        """The timing adapters (``TimingAdaptersSpec``) the runners program for this system config and memory
+        mode, or ``None`` (the ports then follow Vela's system config)."""
+        sc, mode = self.system_config, self.memory_mode
+        tas = getattr(sc, "timing_adapters", None) or {}
+        return tas.get(getattr(mode, "name", None)) if mode is not None else None
+
+    def _ports(self, bursts=None) -> list:
+        """The two AXI ports. Behind a timing adapter (``timing_adapters``) a port's bandwidth and latencies are
+        the adapter's (``adapter.port_timing``, for the NPU's bursts ``bursts``: per port (bytes, pending reads,
+        pending writes), the core driver's 64-byte bursts when not given); otherwise Vela's memory timing."""
         width = self.arch.axi_width_bytes
         sc = self.system_config
+        tas = self.timing_adapters()
         out = []
         for i in (0, 1):
             name = getattr(sc, f"axi{i}_port", None) if sc is not None else None
@@ -49,11 +62,26 @@ class TimingModel:
             if mem is None:  # no system config: an ideal SRAM-like port
                 out.append(_Port(i, name or f"AXI{i}", float(width), 0.0, 0.0, 32))
                 continue
-            scale = float(mem.clock_scale) * width * self.arch.family.memory_ports(mem)
-            bw = max(scale, 1e-6)
+            bus = float(width * self.arch.family.memory_ports(mem))
+            ta = getattr(tas, f"axi{i}", None) if tas is not None else None
+            if ta is not None:
+                txn, reads, writes = bursts[i] if bursts else (64, 0, 0)
+                pt = port_timing(ta, bus, txn, reads, writes)
+                out.append(_Port(i, name, pt.read_bw, pt.read_latency, pt.write_latency,
+                                 max(int(mem.burst_length), 1), pt.write_bw))
+                continue
+            bw = max(float(mem.clock_scale) * bus, 1e-6)
             out.append(_Port(i, name, bw, float(mem.read_latency), float(mem.write_latency),
-                             max(int(mem.burst_length), 1)))
+                             max(int(mem.burst_length), 1), bw))
         return out
+
+    def port_rates(self) -> dict:
+        """Per port (bytes per cycle read, written, read latency, write latency, ``TA0``/``TA1`` when the FVP's
+        timing adapter sets them, else ``""``): what the profile reports."""
+        tas = self.timing_adapters()
+        return {p.index: (p.bw, p.write_bw or p.bw, p.read_latency, p.write_latency,
+                          f"TA{p.index}" if getattr(tas, f"axi{p.index}", None) is not None else "")
+                for p in self.ports}
 
     def memory_of(self, port: int):
         """The system config's timing spec of the memory behind AXI ``port`` (``None`` without one)."""
@@ -79,6 +107,9 @@ class TimingModel:
                       for i, r in enumerate(operations)]
             return StreamTiming(total_cycles=1, per_op=per_op, events={}, enabled=False,
                                 ports={p.index: p.name for p in self.ports})
+        bursts = device.axi_bursts() if device is not None and hasattr(device, "axi_bursts") else None
+        if bursts != self._bursts and self.timing_adapters() is not None:
+            self._bursts, self.ports = bursts, self._ports(bursts)
         region_port = (lambda r: self.port_of_region(r, device))
         jobs = []
         timings = []
@@ -131,8 +162,9 @@ class TimingModel:
             if port is None or n <= 0:
                 return
             t.transfers.append((tensor, port, direction, n))
-            cost[port] = cost.get(port, 0.0) + n / eff
-            costed.append((tensor, direction, port, n / eff))
+            c = n / eff * (self._write_factor(port) if direction == "w" else 1.0)
+            cost[port] = cost.get(port, 0.0) + c
+            costed.append((tensor, direction, port, c))
 
         br = rec.bytes_read
         ifm_port = region_port(op.ifm.region)
@@ -183,7 +215,7 @@ class TimingModel:
                 t.transfers.append(("dma", dst, "w", n))
                 # U65 2-D/3-D DMA writes runs of LEN bytes; a 1-D DMA is one long run
                 e = min(1.0, d.length / self.ports[dst].burst) if d.mode and d.length else 1.0
-                w = n / max(e, _EPS)
+                w = n / max(e, _EPS) * self._write_factor(dst)
                 cost[dst] = cost.get(dst, 0.0) + w
                 costed.append(("dma", "w", dst, w))
         t.bytes_read, t.bytes_written = _by_port(t.transfers, "r"), _by_port(t.transfers, "w")
@@ -191,6 +223,12 @@ class TimingModel:
         head = self.params["dma_setup_cycles"] + (self.ports[src].read_latency if src is not None else 0.0)
         tail = self.ports[dst].write_latency if dst is not None else 0.0
         return _Job(rec, t, True, head, tail, 0.0, cost)
+
+    def _write_factor(self, port: int) -> float:
+        """Writes cost this many read bytes of the port's budget (its read over its write bandwidth; 1 without a
+        timing adapter, whose reads and writes share one bandwidth as in Vela)."""
+        p = self.ports[port]
+        return p.bw / p.write_bw if p.write_bw > 0 else 1.0
 
     def _efficiency(self, port, fm, block, read: bool) -> float:
         """Burst efficiency of moving ``fm`` block by block: a contiguous run shorter than the memory's burst
@@ -216,7 +254,7 @@ class TimingModel:
             port = self.ports[p]
             oh, ow, od = geo["ofm_block"]
             eff = self._efficiency(p, op.ofm, geo["ofm_block"], False)
-            ofm_c = port.write_latency + oh * ow * od * max(op.ofm.bits // 8, 1) / eff / port.bw
+            ofm_c = port.write_latency + oh * ow * od * max(op.ofm.bits // 8, 1) / eff / (port.write_bw or port.bw)
         return ifm_c, ofm_c
 
     # ------------------------------------------------------------------ event simulation

@@ -68,6 +68,9 @@ class StreamTiming:
     bytes_written: dict = field(default_factory=dict)
     command_bytes: int = 0
     enabled: bool = True
+    # port -> (bytes per cycle read, written, read latency, write latency, "TA0"/"TA1" when a timing adapter sets
+    # them, else "" for Vela's memory timing)
+    port_timing: dict = field(default_factory=dict)
 
     def bytes_by_memory(self) -> dict:
         """{memory name: (bytes read, bytes written)} over both ports."""

@@ -13,7 +13,8 @@ from .records import KERNEL_KINDS, _EPS
 
 
 class _Port(NamedTuple):
-    """An AXI port of the model: its memory's name, bandwidth (bytes per cycle), latencies and burst size."""
+    """An AXI port of the model: its memory's name, bandwidth (bytes per cycle read), latencies, burst size and
+    write bandwidth."""
 
     index: int
     name: str
@@ -21,6 +22,7 @@ class _Port(NamedTuple):
     read_latency: float
     write_latency: float
     burst: int
+    write_bw: float = 0.0  # bytes per cycle written (0: bw); writes cost bw / write_bw of the shared budget
 
 
 @dataclass(slots=True, eq=False)

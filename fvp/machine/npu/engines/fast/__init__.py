@@ -23,13 +23,13 @@ import numpy as np
 from .. import reference as ref
 from .convolution import conv_acc, depthwise_acc
 from .copies import copies as _copies
-from .elementwise import elementwise_value
+from .elementwise import elementwise_value, fused_elementwise
 from .fused import fused_conv, fused_depthwise
-from .paths import numpy_path, small
+from .paths import long_run, numpy_path, small
 from .pooling import avg_div_call, avg_div_np, pool_value
 from .scaling import output_stage
 
-__all__ = ["run_kernel_op", "output_stage", "is_copy"]
+__all__ = ["run_kernel_op", "output_stage", "is_copy", "long_run"]
 
 
 def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -> np.ndarray:
@@ -52,6 +52,10 @@ def run_kernel_op(op, ifm, ifm2=None, weights=None, bias_scale=None, lut=None) -
             return ifm  # the IFM as read (a new array): the operation gives back every input unchanged
         return _pool(op, ifm, bias_scale, lut)
     if kind == "ELEMENTWISE":
+        if not numpy_path(ifm.size, count=False):
+            out = fused_elementwise(op, ifm, ifm2)
+            if out is not None:
+                return out
         value = elementwise_value(ifm, ifm2, op)
         m, s = ref.ofm_scales(op)
         return output_stage(value, m, s, op, lut)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...jit import njit
 from ...memo import BoundedCache
+from .paths import long_run
 
 GEMM_WEIGHT_CACHE_BYTES = 128 << 20  # GEMM forms of recently used decoded weights kept at most
 
@@ -49,10 +51,31 @@ def padded_ifm(ifm, op, fill=0, dtype=np.int64):
     return P
 
 
+@njit
+def _min_max(x):
+    """(min, max) of a C-contiguous array, in one pass."""
+    f = x.reshape(-1)
+    lo = hi = f[0]
+    for i in range(1, f.shape[0]):
+        v = f[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    return lo, hi
+
+
+#: In a long run, an operand of at least this many elements takes :func:`_min_max` (one pass instead of two).
+KERNEL_MIN_MAX_ELEMENTS = 4096
+
+
 def abs_max(x: np.ndarray, zp: int) -> int:
+    """``max(|x - zp|)`` over ``x`` (0 for an empty array), exact."""
     if x.size == 0:
         return 0
-    return int(max(int(x.max()) - zp, zp - int(x.min()), 0))
+    if x.size >= KERNEL_MIN_MAX_ELEMENTS and x.flags.c_contiguous and long_run():
+        lo, hi = _min_max(x)
+    else:
+        lo, hi = x.min(), x.max()
+    return int(max(int(hi) - zp, zp - int(lo), 0))
 
 
 # id(weights) -> (weights, {"amax": int, dtype: K x O matrix, "dw": depthwise layout}); least recently used

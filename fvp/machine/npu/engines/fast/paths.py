@@ -28,10 +28,16 @@ def small(*arrays) -> bool:
 def numpy_path(n: int, count: bool = True) -> bool:
     """Whether an array of ``n`` elements takes the numpy path; ``count``: it will (the elements count towards
     ``JIT_AFTER_ELEMENTS``, whatever their number)."""
-    if _numpy_large_elements[0] > JIT_AFTER_ELEMENTS:
+    if long_run():
         return False  # a long run: the kernels for every size (one call instead of a dozen numpy ones)
     if count:
         _numpy_large_elements[0] += n
     if n <= NUMPY_MAX_ELEMENTS:
         return True
     return _numpy_large_elements[0] + (0 if count else n) <= JIT_AFTER_ELEMENTS
+
+
+def long_run() -> bool:
+    """Whether this process has pushed ``JIT_AFTER_ELEMENTS`` through the engine: then every size takes the
+    kernels (and the executor copies large feature-map pieces with them)."""
+    return _numpy_large_elements[0] > JIT_AFTER_ELEMENTS

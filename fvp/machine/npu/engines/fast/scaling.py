@@ -119,6 +119,26 @@ def mul_round_shift(v, m, s, mode):
 
 
 @njit
+def scale_clamp(v, m, s, mode, zp, do_clamp, lo, hi):
+    """One value through the output stage up to the table: ``mul_round_shift(v, m, s, mode) + zp``, clamped to
+    ``[lo, hi]`` when ``do_clamp`` (the int64 expression itself where it cannot overflow)."""
+    if -(1 << 30) < v < (1 << 30) and s <= 62 and (mode == _DBL or mode == _NATURAL):
+        # |v * m| < 2**62 and R <= 2**61 + 2**30: the int64 expression cannot overflow
+        r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
+        if mode == _DBL and s > 31:
+            r = r + (np.int64(1) << 30) if v >= 0 else r - (np.int64(1) << 30)
+        y = ((v * m + r) >> s) + zp
+    else:
+        y = mul_round_shift(v, m, s, mode) + zp
+    if do_clamp:
+        if y < lo:
+            y = lo
+        elif y > hi:
+            y = hi
+    return y
+
+
+@njit
 def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind, lut, lut_signed, out_lo, out_hi,
                         out):
     """value/out: (N, C) int64; mult/shift: (C,) int64.  lut_kind 0 none, 1 8-bit index, 2 16-bit interpolating,
@@ -127,21 +147,7 @@ def output_stage_kernel(value, mult, shift, mode, zp, do_clamp, lo, hi, lut_kind
     n, c = value.shape
     for i in range(n):
         for j in range(c):
-            v = value[i, j]
-            s = shift[j]
-            if -(1 << 30) < v < (1 << 30) and s <= 62 and (mode == _DBL or mode == _NATURAL):
-                # |v * m| < 2**62 and R <= 2**61 + 2**30: the int64 expression cannot overflow
-                r = (np.int64(1) << (s - 1)) if s > 0 else np.int64(0)
-                if mode == _DBL and s > 31:
-                    r = r + (np.int64(1) << 30) if v >= 0 else r - (np.int64(1) << 30)
-                y = ((v * mult[j] + r) >> s) + zp
-            else:
-                y = mul_round_shift(v, mult[j], s, mode) + zp
-            if do_clamp:
-                if y < lo:
-                    y = lo
-                elif y > hi:
-                    y = hi
+            y = scale_clamp(value[i, j], mult[j], shift[j], mode, zp, do_clamp, lo, hi)
             if lut_kind == 1:
                 idx = y + 128 if lut_signed else y
                 idx = min(max(idx, 0), lut.shape[0] - 1)
