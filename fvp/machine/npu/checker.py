@@ -270,16 +270,17 @@ class StreamChecker:
         if op.sub_op != "RF_TRUE":
             return
         src = self._flag_op
-        if src is None:
-            self._say("warning", op, "branch", "its condition, COND_STATUS.result_flag, was set by no NPU operation "
-                      "before it: the branch reads the register's reset value or what the CPU wrote there")
+        o = src.ofm if src is not None else None
+        if o is None:
+            text = ("its condition, COND_STATUS.result_flag, was set by no NPU operation before it: the branch "
+                    "reads the register's reset value or what the CPU wrote there")
+        elif o.height * o.width * o.depth != 1:
+            text = (f"its condition is the result of NPU_OP_{src.mnemonic} at 0x{src.offset:04x}, {o.height}x"
+                    f"{o.width}x{o.depth} elements: which element sets COND_STATUS.result_flag is not public (this "
+                    f"simulator: any non-zero element)")
+        else:
             return
-        o = src.ofm
-        n = o.height * o.width * o.depth
-        if n != 1:
-            self._say("warning", op, "branch", f"its condition is the result of NPU_OP_{src.mnemonic} at "
-                      f"0x{src.offset:04x}, {o.height}x{o.width}x{o.depth} elements: which element sets "
-                      f"COND_STATUS.result_flag is not public (this simulator: any non-zero element)")
+        self._say("warning", op, "branch", text)
 
     def before(self, ctx, op) -> None:
         if op.kind == "BRANCH":
