@@ -230,6 +230,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (0 once it is gone), from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
 def _looping_fvp(tmp_path):
     """``fvp run fullsystem_test.elf -- loop`` (it never ends) and its QEMU's pid once QEMU runs; a failed test
@@ -245,7 +255,8 @@ def _looping_fvp(tmp_path):
             time.sleep(0.05)
             qemu = [c for c in _children(p.pid) if "mps3-an547" in _cmdline(c)]  # not its `--version` check
         assert qemu, "QEMU did not start"
-        time.sleep(0.3)
+        while _cpu_seconds(qemu[0]) < 1.0 and time.monotonic() < deadline:  # past start-up and loading: the
+            time.sleep(0.05)                                                 # firmware's loop burns the CPU
         yield p, qemu[0]
     finally:
         if p.poll() is None:

@@ -20,8 +20,8 @@ TFLite Micro's reference kernels.
   ``kernels/internal/common.h``, ``hwdesc/sigmoid.py``; tanh(x) = 2 sigmoid(2x) - 1 from the same table), exact
   integer arithmetic.
 - float32: ``reference_ops::Logistic`` (1 above 16.619047164916992188, exp(x) below -9, else 1 / (1 + exp(-x)),
-  in float) and ``reference_ops::Tanh`` (``std::tanh``); exp and tanh are evaluated in double and rounded to
-  float32, so they may differ from a given libm's expf/tanhf in the last place.
+  in float) and ``reference_ops::Tanh`` (``std::tanh``); exp and tanh are the C library's ``expf``/``tanhf``
+  (``libm.py``), as TFLite Micro calls them.
 - HARD_SWISH int8: TFLM ``hard_swish_common.cc`` (hires input scale s_in / 128 in float; output multiplier
   double(hires / s_out) and reluish multiplier double(hires / (3 / 32768)), each ``QuantizeMultiplier`` then
   ``DownScaleInt32ToInt16Multiplier``; the output exponent must be <= 0) and ``reference_ops::HardSwish<int8_t>``
@@ -46,6 +46,7 @@ from hwdesc.sigmoid import SIGMOID_TABLE_U16 as SIGMOID_TABLE
 from ... import fixedpoint as fx
 from . import register
 from .common import TYPE_FLOAT32, TYPE_INT8, TYPE_INT16, Prepared, clamp_cast, ensure, requantizer
+from .libm import expf, tanhf  # noqa: F401 (re-exported: softmax's tables, the LSTM)
 
 # sigmoid(i / 24) in Q0.16, i = 0..255 (TFLite's sigmoid_table_uint16; tuned values, not a plain rounding): the
 # one table the Ethos-U's int16 SIGMOID/TANH use too, declared in the neutral hwdesc package
@@ -144,18 +145,6 @@ def tanh_int16(x, multiplier: int, left_shift: int) -> np.ndarray:
     result = np.where(v >= 0, result - (1 << (14 + 9)) + (1 << (9 - 2)),
                       -result + (1 << (14 + 9)) + (1 << (9 - 2)) - 1)
     return fx.wrap16(result >> (9 - 1)).astype(np.int16)
-
-
-def expf(x) -> np.ndarray:
-    """``std::exp`` of float32 values: exp in double rounded once to float32 (glibc's expf is correctly
-    rounded in nearly all cases; numpy's own float32 exp is not)."""
-    with np.errstate(over="ignore"):
-        return np.exp(np.asarray(x, dtype=np.float64)).astype(np.float32)
-
-
-def tanhf(x) -> np.ndarray:
-    """``std::tanh`` of float32 values, as tanh in double rounded to float32 (libm's tanhf is within an ulp)."""
-    return np.tanh(np.asarray(x, dtype=np.float64)).astype(np.float32)
 
 
 def logistic_float(x) -> np.ndarray:

@@ -25,7 +25,9 @@ power - 3, or multiplier 3 with the negated shift when that is negative); the ou
 connected products are ``reference_integer_ops::FullyConnected`` (per tensor: (w - zp_w) * (x - zp_x) summed, +
 bias, ``MultiplyByQuantizedMultiplier`` (its int64 overload for the 16x8 variant), clamped to int16). The float
 variant runs the same steps with ``reference_ops`` float kernels (products summed in float32 in input order, bias
-added after, ``Logistic``, ``std::tanh``, the clip).
+added after, ``Logistic``, ``std::tanh``, the clip), with the C library's ``expf`` and ``tanhf`` (``libm.py``: tanh
+in double rounded to float32 differs from glibc's tanhf in the last place often enough to change most outputs of
+a 28-step LSTM).
 
 The state tensors are the model's variable tensors: they persist across invocations and are reset as TFLM resets
 them (the interpreter: zero, or the zero point for int8) at AllocateTensors.

@@ -19,12 +19,12 @@ rounded midpoint error); the input multiplier is ``QuantizeMultiplier(s_in * bet
 saturated, looked up in the exp table (``LUTLookup``: 9-bit index, 7-bit linear interpolation); the int32 sum
 normalised by its leading zeros to Q1.14 and recentred, looked up in the 1 / (1 + x) table; each output
 (exp * reciprocal + round) >> (31 - leading zeros), clamped to [0, 32767]. The tables use ``std::exp`` in float:
-here exp in double rounded once to float32 (one of the 1537 samples is an ulp from glibc's expf; no entry changes:
-both tables equal those of TFLM's own ``LUTPopulate`` built with glibc). A compiler that contracts
-``input_min + i * step`` into a fused multiply-add could build other tables; that is not modelled.
+here the C library's ``expf`` (``libm.py``: both tables equal those of TFLM's own ``LUTPopulate`` built with
+glibc). A compiler that contracts ``input_min + i * step`` into a fused multiply-add could build other tables; that
+is not modelled.
 
-float32: ``reference_ops::Softmax`` (max, exp((x - max) * beta) in float, the sum accumulated in float in
-order, then each exp / sum).
+float32: ``reference_ops::Softmax`` (max, ``expf``((x - max) * beta) in float (the C library's, ``libm.py``: numpy's
+float32 exp differs from glibc's in the last place), the sum accumulated in float in order, then each exp / sum).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def softmax_float_rows(x: np.ndarray, beta: float) -> np.ndarray:
     out = np.empty(rows.shape, np.float32)
     b = np.float32(beta)
     for r, row in enumerate(rows):
-        e = np.exp((row - row.max()) * b).astype(np.float32)
+        e = expf((row - row.max()) * b)
         total = np.float32(0)
         for v in e:
             total = np.float32(total + v)

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from hwdesc.cortex_m55 import FAULT_EXCEPTIONS, REGISTERS
 
-from ...errors import ConfigProblems
-from . import an547, image as elf_image
+from ...errors import ConfigProblems, SimulationStop, StopReason
+from . import an547, faults, image as elf_image
 from .bridge import Bridge
 from .guestmem import GuestMemory
 from .memory import PageSync, shared_view
@@ -83,14 +83,20 @@ class QemuEngine:
                 status = proc.exited() if isinstance(e, StubTimeout) else proc.wait(5.0)
                 if status is None:  # it runs and does not answer
                     raise ProtocolError(f"QEMU did not start: {e} ({proc.path})") from None
-                raise ProtocolError(f"QEMU did not start (status {status}): "
-                                    f"{proc.stderr_text().strip()[-300:] or e}") from None
+                raise SimulationStop(StopReason.QEMU, f"QEMU did not start (status {status}): "  # a stop, not a
+                                     f"{proc.stderr_text().strip()[-300:] or e}") from None     # simulator error
             memory = GuestMemory(gdb, qtest, proc.ddr_map)
-            syncs = self._join_memories(platform, proc, qtest, memory)
-            for address, data, _ in self.image.chunks:
-                self._check_write(address, len(data))
-                memory.write(address, data)
-            self._reset(gdb, memory)
+            try:
+                syncs = self._join_memories(platform, proc, qtest, memory)
+                for address, data, _ in self.image.chunks:
+                    self._check_write(address, len(data))
+                    memory.write(address, data)
+                self._reset(gdb, memory)
+            except ProtocolError:  # QEMU went away while the image was loaded: the stop says so, as during a run
+                status = proc.wait(5.0)
+                if status is None:
+                    raise
+                raise SimulationStop(*faults.qemu_exit(proc.stderr_text(), status)) from None
             memory.set_sites(self.image.sites)
             sim = platform.sim
             semihosting = Semihosting(memory, cwd=self.options.cwd, cmdline=self.options.cmdline,

@@ -5,6 +5,8 @@ refusals."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +20,6 @@ from firmware.tflm.interpreter import Interpreter, InterpreterError
 from firmware.tflm.model import load_model
 
 ORACLE = np.load(Path(__file__).with_name("tflm_oracle.npz"))
-# float paths: TFLM's libm expf/tanhf against exp/tanh in double rounded to float32, over 5 recurrent steps
-FLOAT_RTOL, FLOAT_ATOL = 2e-6, 1e-7
 
 
 def _invocations(name):
@@ -57,8 +57,9 @@ def test_matches_tflite_micro_over_invocations(name):
     for n, (g_list, w_list) in enumerate(zip(got, want)):
         for g, w in zip(g_list, w_list):
             assert g.dtype == w.dtype and g.shape == w.shape
-            if w.dtype.kind == "f":
-                assert np.allclose(g, w, rtol=FLOAT_RTOL, atol=FLOAT_ATOL), f"{name} invocation {n}"
+            if w.dtype.kind == "f":  # bit for bit: the oracle's expf/tanhf are the C library's, as the firmware's
+                assert np.array_equal(g.view(np.uint32), w.view(np.uint32)), \
+                    f"{name} invocation {n}: {np.count_nonzero(g.view(np.uint32) != w.view(np.uint32))} differ"
                 continue
             keep = ~_div_outside_contract(data, ins[n]) if name.startswith("div_int8") else np.ones(w.shape, bool)
             assert np.array_equal(g[keep], w[keep]), f"{name} invocation {n}: {np.count_nonzero(g != w)} differ"
@@ -75,6 +76,73 @@ def test_int8_div_outside_tflm_contract_divides_exactly():
     assert _div_outside_contract(data, ins).ravel()[:3].all()
     (got,), = run_cpu_invocations(data, [ins])
     assert got.ravel()[:3].tolist() == [2, 2, 2]
+
+
+def _c_float_fn(name):
+    lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    fn = getattr(lib, name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    return lambda v: np.float32(fn(float(v)))
+
+
+def _float_lstm_by_formula(model, data, xs, clip):
+    """TFLite Micro's float LSTM written out scalar by scalar in its order (``LstmStep``): per step the forget,
+    input, cell and output gates, each FC(x_t) (products summed in float32 from 0 in input order, then the bias) +
+    FC(h) (no bias), through ``reference_ops::Logistic`` (1 above 16.619047, expf(x) below -9, else
+    1 / (1 + expf(-x))) or ``std::tanh`` (tanhf); c = f * c, then + i * g, clipped; h = tanhf(c) * o. The state
+    carries over the invocations. expf/tanhf are the C library's, called one float at a time."""
+    expf, tanhf = _c_float_fn("expf"), _c_float_fn("tanhf")
+    f32 = np.float32
+
+    def const(k):
+        t = model.tensors[model.operators[0].inputs[k]]
+        return np.frombuffer(data, np.float32, t.numel, t.data_offset).reshape(t.shape)
+
+    def sigmoid(v):
+        if v > f32(16.619047164916992188):
+            return f32(1.0)
+        return expf(v) if v < f32(-9.0) else f32(f32(1.0) / f32(f32(1.0) + expf(-v)))
+
+    def fc(w, v, b=None):
+        out = []
+        for row in range(w.shape[0]):
+            total = f32(0.0)
+            for k in range(w.shape[1]):
+                total = f32(total + f32(v[k] * w[row, k]))
+            out.append(f32(total + b[row]) if b is not None else total)
+        return out
+
+    gates = {"f": (2, 6, 13, sigmoid), "i": (1, 5, 12, sigmoid), "g": (3, 7, 14, tanhf), "o": (4, 8, 15, sigmoid)}
+    n_state = const(5).shape[0]
+    h, c, outs = [f32(0.0)] * n_state, [f32(0.0)] * n_state, []
+    for x in xs:
+        y = []
+        for x_t in x.reshape(-1, x.shape[-1]):
+            g = {}
+            for name, (wi, wr, b, act) in gates.items():
+                pre = [f32(a + r) for a, r in zip(fc(const(wi), x_t, const(b)), fc(const(wr), h))]
+                g[name] = [act(v) for v in pre]
+            c = [f32(f32(g["f"][j] * c[j]) + f32(g["i"][j] * g["g"][j])) for j in range(n_state)]
+            c = [min(max(v, f32(-clip)), f32(clip)) for v in c] if clip > 0 else c
+            h = [f32(tanhf(c[j]) * g["o"][j]) for j in range(n_state)]
+            y.append(h)
+        outs.append(np.array(y, np.float32).reshape(x.shape[:-1] + (n_state,)))
+    return outs
+
+
+@pytest.mark.parametrize("clip", [0.0, 0.25])
+def test_float_lstm_is_tflite_micros_formula_bit_for_bit(clip):
+    """The float LSTM against its formula (above) on three invocations of a 7-step model whose sigmoid inputs span
+    both logistic cut-offs (of the 378, 30 below -9 and 5 above 16.62 without the clip), with and without a biting
+    cell clip."""
+    r = np.random.default_rng(7)
+    data = m_lstm("float32", steps=7, n_in=5, n_state=6, clip=clip, seed=11)
+    model = load_model(data)
+    xs = [(r.standard_normal((1, 7, 5)) * 8).astype(np.float32) for _ in range(3)]
+    got = [g[0] for g in run_cpu_invocations(data, [[x] for x in xs])]
+    want = _float_lstm_by_formula(model, data, xs, clip)
+    for n, (g, w) in enumerate(zip(got, want)):
+        assert np.array_equal(g.view(np.uint32), w.view(np.uint32)), f"invocation {n}"
 
 
 def test_state_changes_the_second_invocation():
