@@ -80,6 +80,8 @@ SLOW_MODULES = {
     "tests/host/test_server_mode.py",
 }
 SLOW_TESTS = {
+    "tests/machine/npu/test_u85_programs.py::test_every_bundled_case_is_exact",
+    "tests/machine/npu/test_u85_programs.py::test_a_session_takes_each_inference_s_branch",
     "tests/tools/test_validate_same_file.py::test_same_file_before_and_after_the_timing_adapters",
     "tests/machine/test_faults.py::test_an_invalid_register_value_is_one_line_and_exit_1",
     "tests/boards/test_config.py::test_cli_config_errors_exit_2_without_traceback",

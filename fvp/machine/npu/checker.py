@@ -27,7 +27,9 @@ in words (docs/stream-checker.md lists the rules). Rules:
 * ``unwritten-read``: an operation or DMA reads bytes that nothing has written since the program was loaded
   (``fvp.machine.written``: the loader, the firmware and the NPU's own OFMs and DMAs write; the runner's copies of
   the inputs into the scratch are writes like any other), so it computes with stale or uninitialised memory.
-  Feature maps are compared element by element where their bounding ranges are not written in full.
+  Feature maps are compared element by element where their bounding ranges are not written in full; a DMA row
+  whose only unwritten bytes are the padding up to a 16-byte boundary after a written start is Vela copying a
+  whole (16-byte rounded) allocation, not a finding.
 
 * ``shram-bounds``: a DMA whose internal (SHRAM / LUT RAM) destination or source runs past the end of the
   variant's internal memory (Vela 5.1 writes a U55-32 LUT DMA past its 16 KiB SHRAM): the command stream is
@@ -36,6 +38,12 @@ in words (docs/stream-checker.md lists the rules). Rules:
   chaining buffer for the operation that reads it: the chained operations run together, block by block
   [inferred: the chaining buffer holds a block, not the tensor], so the earlier one's table must stay resident
   until the chain's last operation; Vela 5.1 loads the next table over it in an int16 LSTM.
+
+* ``branch``: an ``NPU_OP_BRANCH RF_TRUE`` whose condition no NPU operation has set (it reads
+  COND_STATUS.result_flag's reset value or what the CPU wrote), or whose condition is the result of an operation
+  of more than one element: which of its elements sets the flag is not public (this simulator: any non-zero
+  element); Vela branches on a one-element boolean only. And (an error) a backward ``ALWAYS`` branch whose loop
+  holds no ``NPU_OP_STOP`` and no branch out of it: the stream never ends.
 
 ``strict`` makes the first error stop the simulation (``SimulationStop("guest_error")``, exit status 1).
 """
@@ -67,6 +75,9 @@ class StreamChecker:
         self._dmas: list = []  # outstanding DMAs: (op, [(space, lo, hi) written])
         self._kernels: list = []  # outstanding kernel ops: (op, [(space, lo, hi) read or written])
         self._chained_tables: list = []  # (op, lo, hi): LUT bytes of operations of the open U85 chain
+        self._flag_op = None  # the kernel operation that set COND_STATUS.result_flag last (the U85's BRANCH)
+        self._loops_seen: set = set()  # (target, offset) of the backward branches of this stream judged
+        self._loops_ctx = None  # the stream's execution context they belong to
 
     # ------------------------------------------------------------------ reporting
     def _say(self, level: str, op, rule: str, text: str) -> None:
@@ -228,7 +239,53 @@ class StreamChecker:
             f"0x{kop.offset:04x} uses, and no KERNEL_WAIT lets that operation finish first"))
 
     # ------------------------------------------------------------------ hooks
+    def _endless_loop(self, ctx, op) -> None:
+        """A backward ALWAYS branch whose loop (its target up to the branch) holds no STOP and no branch out of
+        it never ends: decidable from the stream's words (``ctx.words``)."""
+        from .command_stream import decode_command
+
+        words = getattr(ctx, "words", None)
+        start, end = op.branch_target, op.offset
+        if self._loops_ctx is not ctx:  # a new stream
+            self._loops_ctx, self._loops_seen = ctx, set()
+        if words is None or start > end or start % 4 or (start, end) in self._loops_seen:
+            return
+        self._loops_seen.add((start, end))
+        i = start // 4
+        try:
+            while i * 4 < end:
+                cmd = decode_command(words, i, self.arch)
+                if cmd.name == "NPU_OP_STOP" or (cmd.name == "NPU_OP_BRANCH" and not start <= cmd.payload <= end):
+                    return
+                i += cmd.length
+        except Exception:  # noqa: BLE001 - an invalid command inside the loop: the run reports it
+            return
+        self._say("error", op, "branch", f"it goes back to 0x{start:04x}, and the commands from there to it hold "
+                  f"no NPU_OP_STOP and no branch out: the loop never ends (the NPU watchdog or a time limit stops "
+                  f"it): the command stream is invalid")
+
+    def _branch(self, ctx, op) -> None:
+        if op.sub_op == "ALWAYS":
+            self._endless_loop(ctx, op)
+        if op.sub_op != "RF_TRUE":
+            return
+        src = self._flag_op
+        o = src.ofm if src is not None else None
+        if o is None:
+            text = ("its condition, COND_STATUS.result_flag, was set by no NPU operation before it: the branch "
+                    "reads the register's reset value or what the CPU wrote there")
+        elif o.height * o.width * o.depth != 1:
+            text = (f"its condition is the result of NPU_OP_{src.mnemonic} at 0x{src.offset:04x}, {o.height}x"
+                    f"{o.width}x{o.depth} elements: which element sets COND_STATUS.result_flag is not public (this "
+                    f"simulator: any non-zero element)")
+        else:
+            return
+        self._say("warning", op, "branch", text)
+
     def before(self, ctx, op) -> None:
+        if op.kind == "BRANCH":
+            self._branch(ctx, op)
+            return
         if op.kind == "DMA_WAIT":
             self._dmas = self._dmas[len(self._dmas) - op.count:] if op.count < len(self._dmas) else self._dmas
             return
@@ -249,6 +306,7 @@ class StreamChecker:
             return
         if not op.is_kernel_op:
             return
+        self._flag_op = op
         self._registers(op)
         ranges = []
         i = op.ifm
@@ -432,12 +490,24 @@ class StreamChecker:
         starts = fp.src_rows
         lo = int(starts.min())
         bad = self.written.unwritten((src + lo) & ctx.mask, np.unique(starts - lo), d.length)
+        if 0 < bad.size <= 64:
+            bad = np.array([b for b in bad if not self._padding_tail((src + lo + int(b)) & ctx.mask, d.length)],
+                           np.int64)
         if bad.size:
             a = (src + lo + int(bad[0])) & ctx.mask
             self._say("error", op, "unwritten-read",
                       f"{bad.size} of its source rows of {d.length} bytes (the first at "
                       f"{self.written.describe(a)}) were never written since the program was loaded: the DMA "
                       f"copies stale or uninitialised memory")
+
+    def _padding_tail(self, addr: int, length: int) -> bool:
+        """Whether a DMA row's unwritten bytes are only the padding of a Vela allocation: a written start, the
+        rest short of 16 bytes up to a 16-byte boundary (Vela rounds tensor allocations to 16 bytes and copies
+        whole allocations: a WHILE_LOOP's copies of its loop variables, ``AllocationSizeBytes``)."""
+        end = addr + length
+        if end % 16:
+            return False
+        return any(self.written.covered(addr, m) for m in range(length - 1, max(0, length - 16), -1))
 
     def after(self, ctx, op) -> None:
         """The operation has run: what it wrote is written (the unwritten-read rule's shadow map)."""

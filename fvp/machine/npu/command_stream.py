@@ -68,8 +68,10 @@ class Command:
 
     def code_name(self, fname: str) -> str:
         """The name of the code in the operation's param field ``fname`` (``NPU_OP_POOL`` ``pooling_mode`` ...);
-        a value the ISA table does not define is an invalid command stream (:func:`invalid_value`)."""
-        (f,) = [f for f in self.definition.fields if f.name == fname]
+        a value the ISA table does not define is an invalid command stream (:func:`invalid_value`). A CMD1
+        operation's (the U85's ``NPU_OP_BRANCH``) param fields are its ``param_fields``."""
+        d = self.definition
+        (f,) = [f for f in (d.param_fields if d.has_payload else d.fields) if f.name == fname]
         return _code_name(self.name, f, f.get(self.param), self.offset)
 
 

@@ -307,6 +307,7 @@ class Dma:
     idx_region: int = 0
     idx_address: int = 0
     idx_max: int = 0
+    idx_skip1: int = 0  # the U85's 3-D gather/scatter: index-table bytes skipped after each plane's SIZE0 entries
 
     @property
     def mode(self) -> int:
@@ -350,9 +351,10 @@ OFM_SCALING = ("MULTIPLIER_AND_SHIFT", "SHIFT_ONLY", "NONE")
 class NpuOperation:
     """Everything one ``NPU_OP_*`` command does, decoded from the register state.
 
-    ``kind``: CONV, DEPTHWISE, POOL, ELEMENTWISE, DMA, DMA_WAIT, KERNEL_WAIT, STOP, IRQ, PMU_MASK.
-    ``sub_op``: pooling mode (MAX, AVERAGE, REDUCE_SUM) or elementwise mode (MUL, ADD, SUB, MIN, MAX, LRELU,
-    ABS, CLZ, SHR, SHL).  Kernel-op fields are ``None`` for the others and vice versa.
+    ``kind``: CONV, DEPTHWISE, POOL, ELEMENTWISE, DMA, DMA_WAIT, KERNEL_WAIT, STOP, IRQ, PMU_MASK, BRANCH (the
+    U85's). ``sub_op``: pooling mode (MAX, AVERAGE, REDUCE_SUM) or elementwise mode (MUL, ADD, SUB, MIN, MAX, LRELU,
+    ABS, CLZ, SHR, SHL), a BRANCH's condition (ALWAYS, RF_TRUE).  Kernel-op fields are ``None`` for the others and
+    vice versa.
     """
 
     kind: str
@@ -402,6 +404,7 @@ class NpuOperation:
     # whether the output stage adds OFM_ZERO_POINT: the U55/U65 do not on a 32-bit OFM without an activation
     # function (u55/operations.py); ``output_zero_point`` is what the engines add
     ofm_zero_point_added: bool = True
+    branch_target: int | None = None  # BRANCH: the byte offset in the command stream it continues at when taken
 
     @property
     def output_zero_point(self) -> int:

@@ -277,8 +277,10 @@ class EthosU(Device):
             with interruptible() if interruptible is not None else contextlib.nullcontext():
                 result = execute_stream(words, arch=self.arch, base_pointers=list(self.basep), memory=self.memory,
                                         shram=self.shram, engine=self.engine, weight_cache=shared_weight_cache(),
-                                        max_commands=self.max_commands, checker=self.checker)
+                                        max_commands=self.max_commands, checker=self.checker,
+                                        result_flag=self._cond_status())
             fault = result.fault
+            self._cond_status(result.result_flag)
         ops = list(result.operations) if result is not None else []
         timing = self._stream_timing(words, ops, fault)
         cycles = max(1, int(timing.total_cycles))
@@ -294,11 +296,22 @@ class EthosU(Device):
         self.pmu.stream_started(rec)
         self.sim.schedule(end, lambda: self._complete(seq, rec))
 
+    def _cond_status(self, flag: int | None = None) -> int:
+        """COND_STATUS.result_flag (the Ethos-U85's register; other products have none): read, or set to
+        ``flag``. The CPU reads and writes it like any register; a command stream's operations set it and its
+        NPU_OP_BRANCH reads it (``execute.py``)."""
+        if "COND_STATUS" not in self.regs.values:
+            return 0
+        if flag is not None:
+            self.regs["COND_STATUS"] = int(flag) & 1
+        return self.regs["COND_STATUS"] & 1
+
     def _stream_timing(self, words, ops: list, fault):
         """The timing model's result for this stream. A stream that ran to STOP is timed once per content and
         configuration and the result reused (timing is a pure function of the stream, REGIONCFG, QCONFIG, the AXI
-        limits and the board's timing parameters), like the decoded weights."""
-        if fault is not None or words is None:
+        limits and the board's timing parameters), like the decoded weights; not a stream that branched (the
+        operations it ran depend on the data)."""
+        if fault is not None or words is None or any(r.op.kind == "BRANCH" for r in ops):
             return self.timing_model.stream(ops, self)
         key = (self.timing_model.signature, words.tobytes(), self.regioncfg, self.qconfig, self.qsize,
                self.axi_bursts())

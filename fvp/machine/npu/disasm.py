@@ -30,6 +30,8 @@ def format_fields(cdef: R.CommandDef, value: int, param: int = 0, *, wide: bool 
     """A short human-readable rendering of a command's fields (``wide``: addresses have 40 bits, as on the U65
     and U85)."""
     if cdef.kind == "op":
+        if cdef.has_payload:  # the U85's NPU_OP_BRANCH: its condition (param) and target (payload, a byte offset)
+            return " ".join([f.text(param) for f in cdef.param_fields] + [f"-> 0x{value:04x}"])
         if not cdef.fields:
             return ""
         if cdef.name in ("NPU_OP_POOL", "NPU_OP_ELEMENTWISE"):
@@ -126,8 +128,14 @@ def describe_operation(op) -> str:
         src = "SHRAM" if d.src_internal else f"r{d.src_region}"
         dst = "SHRAM" if d.dst_internal else f"r{d.dst_region}"
         extra = ""
-        if d.dst_stride_mode:
+        if d.src_stride0 or d.src_stride1 or d.dst_stride0 or d.dst_stride1:  # the U85's per-side strides
+            extra = (f" size0={d.size0} size1={d.size1} src_stride=({d.src_stride0},{d.src_stride1}) "
+                     f"dst_stride=({d.dst_stride0},{d.dst_stride1})")
+        elif d.dst_stride_mode:
             extra = f" size0={d.size0} size1={d.size1} skip0={d.skip0} skip1={d.skip1}"
+        if d.indexed:  # the U85's gather (src) / scatter (dst)
+            extra += (f" {'gather' if d.indexed == 'src' else 'scatter'} idx=r{d.idx_region}@0x{d.idx_address:x} "
+                      f"max={d.idx_max}" + (f" idx_skip1={d.idx_skip1}" if d.idx_skip1 else ""))
         return f"{head}{src}@0x{d.src_address:x} -> {dst}@0x{d.dst_address:x} len={d.length}{extra}"
     if op.kind in ("DMA_WAIT", "KERNEL_WAIT"):
         return f"{head}{op.count}"
@@ -135,6 +143,8 @@ def describe_operation(op) -> str:
         return f"{head}mask=0x{op.count:04x}"
     if op.kind == "PMU_MASK":
         return f"{head}enable={op.count}"
+    if op.kind == "BRANCH":
+        return f"{head}-> 0x{op.branch_target:04x}"
     parts = [_fm_text(op.ifm, "ifm")]
     if op.ifm_scalar is not None:  # U85
         parts[0] = f"ifm scalar={op.ifm_scalar} zp={op.ifm.zero_point}"

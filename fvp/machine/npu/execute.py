@@ -2,9 +2,25 @@
 
 DMA copies happen at ``NPU_OP_DMA_START``; every kernel operation runs to completion at its ``NPU_OP_*``
 (computed into a temporary, then written, so IFM and OFM may alias).  Waits, ``BLOCKDEP`` and the PMU mask have
-no functional effect in this serialisation.  What only a product does (building an operation from the register
-state, reading its weight and scale streams, its DMA) its family does (``arch.family``); the engines compute
-every product's operations from the same descriptors.
+no functional effect in this serialisation.
+
+Control flow (the Ethos-U85's ``NPU_OP_BRANCH``, Vela's lowering of TOSA COND_IF and WHILE_LOOP: the called
+graphs inlined into the one stream, ``EthosU85RCSGenerator::GenerateBranch``): the command processor's program
+counter moves to the branch target (a byte offset from the stream's start, word aligned, inside the stream; else
+the stream is invalid) when the condition holds: ALWAYS, or RF_TRUE with COND_STATUS.result_flag set. Every kernel
+operation sets the flag from its OFM: set when an element of its result is non-zero [inferred: the register's
+and the condition's names, and Vela's rule that COND_IF's condition must be the OFM of an operation
+(``GraphIrOptimiser::FixupControlFlow``); Vela branches only on one-element boolean results, where every reading
+agrees: the checker's ``branch`` rule flags a branch on the flag of a larger result]. DMAs leave the flag. A
+loop that never ends is stopped by the watchdog: the command count (``max_commands``) or, first for loops of
+operations, the bound on the operations' records (``bounds.MAX_OPERATIONS_PER_STREAM``), both a ``watchdog``
+fault; and by ``--timelimit`` (each branch is an interruption point). ``--cyclelimit`` does not reach inside a
+stream: the stream runs functionally when it starts, its cycles are known when it ends. A stream that executed
+a branch is not replayed from the decoded-stream cache (its operations depend on the data).
+
+What only a product does (building an operation from the register state, reading its weight and scale streams,
+its DMA) its family does (``arch.family``); the engines compute every product's operations from the same
+descriptors.
 
 Faults (a malformed command or an invalid register value, an unreachable address, the watchdog) end the run and
 are returned in :class:`StreamResult`, never raised.  Fault kinds: ``cmd_parse_error``, ``bus_error``,
@@ -42,6 +58,12 @@ class StreamResult:
     fault: NpuFault | None
     commands: int  # commands executed (register writes and operations)
     end_offset: int = 0  # byte offset after the last command executed (STOP included)
+    result_flag: int = 0  # COND_STATUS.result_flag when the stream ended (the U85's; NPU_OP_BRANCH reads it)
+
+    @property
+    def branched(self) -> bool:
+        """Whether the stream executed an NPU_OP_BRANCH (its operations then depend on the data)."""
+        return any(r.op.kind == "BRANCH" for r in self.operations)
 
     @property
     def ok(self) -> bool:
@@ -83,6 +105,8 @@ class _Ctx:
         self.checker = None
         self.chain = {}  # Ethos-U85 chaining buffers: index -> the OFM array a chained operation left there
         self.memory_at_cache = {}  # bounds: address -> memory.memory_at(address), for this stream's run
+        self.result_flag = 0  # COND_STATUS.result_flag (the U85's): set by each kernel operation's OFM
+        self.words = None  # the stream's words (execute_stream)
         long_run = getattr(self.engine, "long_run", None)  # the fast engine in a long run: large feature-map
         self.kernels = bool(long_run()) if long_run is not None else False  # copies by its numba loops too
 
@@ -230,6 +254,7 @@ def _run_kernel_op(ctx: _Ctx, op: NpuOperation) -> OpRecord:
     except NotImplementedError as e:
         raise NpuFault("unsupported", str(e), offset=op.offset) from None
     _write_fm(ctx, rec, op.ofm, out)
+    ctx.result_flag = int(bool(np.any(out)))
     return rec
 
 
@@ -297,6 +322,7 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
     op = None
     k = 0
     batches = copy_runs.runs(ctx, ops)  # runs of copying operations, each executed as one copy when it can be
+    batched_last = False  # whether the last kernel operation so far ran in such a batch
     try:
         while k < len(ops):
             op = ops[k]
@@ -307,31 +333,50 @@ def _execute_decoded(ctx: _Ctx, decoded) -> StreamResult:
                 if recs is not None:
                     records.extend(recs)
                     k = entry[0]
+                    batched_last = any(r.op.is_kernel_op for r in recs) or batched_last
                     continue
             records.append(_run_operation(ctx, op))
+            batched_last = batched_last and not op.is_kernel_op
             k += 1
+        if batched_last and hasattr(ctx.family.isa, "NPU_OP_BRANCH"):  # a product with COND_STATUS
+            _flag_after_copy_runs(ctx, records)
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = op.offset
-        return StreamResult(records, False, f, op_counts[k], op.offset + 4)
+        return StreamResult(records, False, f, op_counts[k], op.offset + 4, ctx.result_flag)
     except Exception as e:  # noqa: BLE001 - as in execute_stream
-        return StreamResult(records, False, _internal_fault(e, op.offset), op_counts[k], op.offset + 4)
-    return StreamResult(records, True, None, count, end)
+        return StreamResult(records, False, _internal_fault(e, op.offset), op_counts[k], op.offset + 4,
+                            ctx.result_flag)
+    return StreamResult(records, True, None, count, end, ctx.result_flag)
+
+
+def _flag_after_copy_runs(ctx: _Ctx, records: list) -> None:
+    """COND_STATUS.result_flag as the stream's last kernel operation leaves it, where that operation ran in a
+    batch of copies (``copy_runs``, which computes no result array): from its OFM in memory, so that a replayed
+    stream leaves the flag a first run leaves."""
+    last = next((r for r in reversed(records) if r.op.is_kernel_op), None)
+    if last is None or last.op.ofm is None or last.op.ofm.storage == "CHAINED":
+        return
+    h, w, d = last.op.ofm.stored_shape
+    ctx.result_flag = int(bool(np.any(_read_fm(ctx, OpRecord(last.op), last.op.ofm, "ofm", h, w, d))))
 
 
 def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, engine="fast", weight_cache=None,
-                   max_commands: int | None = None, checker=None) -> StreamResult:
+                   max_commands: int | None = None, checker=None, result_flag: int = 0) -> StreamResult:
     """Execute the register command stream ``words`` (uint32; no COP1 header) until ``NPU_OP_STOP``.
 
     ``base_pointers`` are the 8 region base addresses (BASEP0..7), ``shram`` the NPU's internal SHRAM (uint8,
     written by DMAs to INTERNAL, read by LUT activations), ``engine`` ``"fast"`` (numba) or ``"reference"``.
     A stream that ends without STOP gives a ``cmd_parse_error`` fault; more than ``max_commands`` commands a
-    ``watchdog`` fault.
+    ``watchdog`` fault. ``result_flag`` is COND_STATUS.result_flag when the stream starts (the U85's; the
+    result's ``result_flag`` is its value at the end).
     """
     arch = get_arch(arch)
     ctx = _Ctx(arch, base_pointers, memory, shram, _get_engine(engine), weight_cache)
     ctx.checker = checker  # fvp.machine.npu.checker.StreamChecker (--check-stream) or None
+    ctx.result_flag = int(bool(result_flag))
     w = as_words(words)
+    ctx.words = w  # the stream (the checker's branch rule reads a loop's commands)
     key = (arch.name, w.tobytes())
     decoded = _recall(ctx, key)
     if decoded is not None and (max_commands is None or decoded[1] <= max_commands):
@@ -343,6 +388,8 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
     i = 0
     count = 0
     off = 0
+    branched = False
+    taken = 0  # branches taken
     try:
         while True:
             off = i * 4
@@ -355,18 +402,41 @@ def execute_stream(words, *, arch, base_pointers, memory, shram: np.ndarray, eng
                 state.apply(cmd)
                 continue
             if len(op_counts) >= bounds.MAX_OPERATIONS_PER_STREAM:
+                if branched:  # a loop of NPU_OP_BRANCH that has not ended: the watchdog's verdict
+                    raise NpuFault("watchdog", f"more than {bounds.MAX_OPERATIONS_PER_STREAM} operations executed "
+                                   f"after {taken} branches taken: the command stream loops without end (or "
+                                   f"longer than this simulator keeps records for)", offset=off)
                 raise NpuFault("unsupported", f"more than {bounds.MAX_OPERATIONS_PER_STREAM} operations in one "
                                f"command stream (the host memory of their records)", offset=off)
             op = build_operation(state, cmd, arch)
             op_counts.append(count)
             if op.kind == "STOP":
                 records.append(OpRecord(op))
-                _remember(key, [r.op for r in records], op_counts, i * 4, _stream_disk(ctx))
-                return StreamResult(records, True, None, count, i * 4)
+                if not branched:
+                    _remember(key, [r.op for r in records], op_counts, i * 4, _stream_disk(ctx))
+                return StreamResult(records, True, None, count, i * 4, ctx.result_flag)
+            if op.kind == "BRANCH":
+                records.append(_run_operation(ctx, op))
+                branched = True
+                if op.sub_op == "ALWAYS" or ctx.result_flag:
+                    i = _branch_target(op, n)
+                    taken += 1
+                continue
             records.append(_run_operation(ctx, op))
     except NpuFault as f:
         if f.offset is None or f.offset < 0:
             f.offset = off
-        return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4)
+        return StreamResult(records, False, f, count, i * 4 if i <= n else n * 4, ctx.result_flag)
     except Exception as e:  # noqa: BLE001 - a simulator bug must not escape as a traceback for a bad stream
-        return StreamResult(records, False, _internal_fault(e, off), count, i * 4 if i <= n else n * 4)
+        return StreamResult(records, False, _internal_fault(e, off), count, i * 4 if i <= n else n * 4,
+                            ctx.result_flag)
+
+
+def _branch_target(op: NpuOperation, words: int) -> int:
+    """The word index an NPU_OP_BRANCH continues at; a target that is not a word of the stream is invalid."""
+    t = op.branch_target
+    if t % 4 or t // 4 >= words:
+        raise NpuFault("cmd_parse_error", f"invalid command stream: NPU_OP_BRANCH {op.sub_op} at 0x{op.offset:x} "
+                       f"targets byte 0x{t:x}, which is not the start of a word of the {words * 4}-byte stream",
+                       offset=op.offset)
+    return t // 4

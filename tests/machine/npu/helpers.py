@@ -107,9 +107,10 @@ FAST_SCRATCH_SIZE = 2 << 20  # region 2 (Dedicated_Sram arena cache); zeroed
 
 
 def run_blob(blob: VelaBlob, inputs: list[bytes], arch="ethos-u55-128", engine="fast", weight_cache=None,
-             scratch_fill: int = 0):
+             scratch_fill: int = 0, **kw):
     """Run a delegate: inputs copied into a zeroed scratch (region 1), weights in region 0, a zeroed 2 MiB
-    fast scratch in region 2 (Dedicated_Sram programs use it as the arena cache).
+    fast scratch in region 2 (Dedicated_Sram programs use it as the arena cache); ``kw`` goes to ``execute_stream``
+    (``stream``: other words than the blob's).
 
     Returns (StreamResult, [output bytes]).
     """
@@ -123,8 +124,8 @@ def run_blob(blob: VelaBlob, inputs: list[bytes], arch="ethos-u55-128", engine="
     mem.add_zeros(FAST_SCRATCH_BASE, FAST_SCRATCH_SIZE)
     shram = np.zeros(arch.shram_bytes, np.uint8)
     bases = [WEIGHT_BASE, SCRATCH_BASE, FAST_SCRATCH_BASE] + [0] * 5
-    res = execute_stream(blob.stream, arch=arch, base_pointers=bases, memory=mem, shram=shram, engine=engine,
-                         weight_cache=weight_cache)
+    res = execute_stream(kw.pop("stream", blob.stream), arch=arch, base_pointers=bases, memory=mem, shram=shram,
+                         engine=engine, weight_cache=weight_cache, **kw)
     outs = []
     for io in blob.outputs:
         n = int(np.prod(io.shape)) * io.elem_size

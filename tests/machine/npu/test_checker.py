@@ -54,7 +54,7 @@ def _run(path, check="warn"):
 #: programs whose Vela streams hold a defect the checker reports (their own tests below)
 DEFECTS = {"gate_u55-128", "gate_u85-256"}
 EVERY_PROGRAM = sorted([*CORPUS.glob("*.bpte"), *CORPUS.glob("*.pte"), *DATA.glob("oracle_extra/*/*.bpte"),
-                        *DATA.glob("oracle_u85/*/*.bpte")])
+                        *DATA.glob("oracle_u85/*/*.bpte"), *DATA.glob("u85/*.bpte")])
 
 
 # the bundled corpus programs and the oracle fixtures run with the checker in their end-to-end tests (one run checks

@@ -66,6 +66,35 @@ def test_gather_and_scatter_and_index_limit():
         _run_dma(ctx, _dma(src_stride0=16, dst_stride0=4, indexed="src", idx_region=2, idx_max=5))
 
 
+def test_3d_gather_reads_int64_low_words_and_scatter_with_plane_strides():
+    """Vela's gather of int64 indices (Regor's lowering): 3-D, one row per plane, IDX_SKIP1 = 4 skips each
+    index's high word; the source plane stride 0 (the index picks the row), the destination's plane stride the
+    row stride. (The 3-D gathers of real programs, IDX_SKIP1 = 0: ``test_u85_programs.py``.)"""
+    ctx, buf, out, idx = _ctx()
+    idx[:32] = np.array([7, 0, 2, 9], "<i8").view(np.uint8)
+    _run_dma(ctx, _dma(src_stride_mode=2, dst_stride_mode=2, size0=1, size1=4, length=4, src_stride0=16,
+                       src_stride1=0, dst_stride0=0, dst_stride1=4, indexed="src", idx_region=2, idx_max=9,
+                       idx_skip1=4))
+    assert out[:16].tolist() == [112, 113, 114, 115, 0, 1, 2, 3, 32, 33, 34, 35, 144, 145, 146, 147]
+    # SIZE0 rows per plane, the index table one int32 after another (IDX_SKIP1 = 0): index_select's 3-D gather
+    out[:] = 0
+    idx[:24] = np.array([5, 0, 5, 1, 1, 4], "<i4").view(np.uint8)
+    _run_dma(ctx, _dma(src_stride_mode=2, dst_stride_mode=2, size0=3, size1=2, length=2, src_stride0=2,
+                       src_stride1=100, dst_stride0=2, dst_stride1=6, indexed="src", idx_region=2, idx_max=5))
+    assert out[:12].tolist() == [10, 11, 0, 1, 10, 11, 102, 103, 102, 103, 108, 109]
+    # the scatter: the index names the destination row of each (plane, row)
+    out[:] = 0
+    idx[:16] = np.array([3, 1], "<i8").view(np.uint8)
+    _run_dma(ctx, _dma(src_stride_mode=2, dst_stride_mode=2, size0=1, size1=2, length=2, src_stride0=0,
+                       src_stride1=10, dst_stride0=4, dst_stride1=0, indexed="dst", idx_region=2, idx_max=3,
+                       idx_skip1=4))
+    assert out[12:14].tolist() == [0, 1] and out[4:6].tolist() == [10, 11] and out[:4].tolist() == [0] * 4
+    with pytest.raises(NpuFault, match="outside 0..8"):  # the limit holds for every plane's index
+        idx[:32] = np.array([7, 0, 2, 9], "<i8").view(np.uint8)
+        _run_dma(ctx, _dma(src_stride_mode=2, dst_stride_mode=2, size0=1, size1=4, length=4, src_stride0=16,
+                           dst_stride1=4, indexed="src", idx_region=2, idx_max=8, idx_skip1=4))
+
+
 def test_gather_program_passes_its_bundled_check():
     blob = extract_vela_blobs(PROGRAM.read_bytes())[0]
     dmas = [op.dma for _, op in iter_operations(blob.stream, "ethos-u85-256") if op.kind == "DMA"]

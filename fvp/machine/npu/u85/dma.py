@@ -1,6 +1,10 @@
 """Ethos-U85 DMA (NPU_OP_DMA_START): 1-D, 2-D and 3-D copies with strides of their own on each side, and the 2-D
-gather and scatter, whose int32 index table takes the place of the row counter on one side [inferred from Regor's
-GenerateDMA and its Gather/Scatter lowering; the gather checked by a held-out embedding program]; what a DMA
+and 3-D gather and scatter, whose int32 index table takes the place of the row counter on one side; in 3-D the
+table skips IDX_SKIP1 bytes after each plane's SIZE0 entries (Vela's gather/scatter of int64 indices: one row per
+plane, IDX_SKIP1 = 4 leaves out the high words) [inferred from Regor's GenerateDMA and its Gather/Scatter lowering
+(``HLCStreamGenerator::GenerateHLCDMACommands``); the 2-D gather checked by a held-out embedding program, the 3-D
+one (SIZE1 planes of SIZE0 indexed rows, IDX_SKIP1 = 0: ExecuTorch hands Vela int32 indices) by gather and
+index_select programs against the TOSA reference model; IDX_SKIP1 != 0 by Regor's lowering alone]; what a DMA
 writes and reads, for the stream checker."""
 
 from __future__ import annotations
@@ -31,11 +35,11 @@ def run_dma(ctx, op) -> OpRecord:
                        offset=op.offset)
     index = None
     if d.indexed:
-        index = ctx.view(d.idx_region, d.idx_address, 4 * rows, False).view("<i4").astype(np.int64)
-        rec.add("r", "dma", d.idx_region, 4 * rows)
+        index = _index_table(ctx, d, rows, planes)
+        rec.add("r", "dma", d.idx_region, 4 * rows * planes)
         bad = np.flatnonzero((index < 0) | (index > d.idx_max))
         if bad.size:
-            raise NpuFault("bus_error", f"DMA index {int(index[bad[0]])} (entry {int(bad[0])}) is outside 0.."
+            raise NpuFault("bus_error", f"DMA index {int(index.flat[bad[0]])} (entry {int(bad[0])}) is outside 0.."
                            f"{d.idx_max} (IDX_MAX)", offset=op.offset)
 
     def at(internal, region, address, stride0, stride1, p, row, write):
@@ -46,14 +50,31 @@ def run_dma(ctx, op) -> OpRecord:
         for r in range(rows):
             if (p * rows + r) % 4096 == 0:
                 interruption_point()
-            src_row = int(index[r]) if d.indexed == "src" else r
-            dst_row = int(index[r]) if d.indexed == "dst" else r
+            src_row = int(index[p, r]) if d.indexed == "src" else r
+            dst_row = int(index[p, r]) if d.indexed == "dst" else r
             src = at(d.src_internal, d.src_region, d.src_address, d.src_stride0, d.src_stride1, p, src_row, False)
             copy_chunked(at(d.dst_internal, d.dst_region, d.dst_address, d.dst_stride0, d.dst_stride1, p, dst_row,
                             True), src)  # a long row in chunks, each after a time-limit check
     rec.add("r", "dma", SHRAM_REGION if d.src_internal else d.src_region, n)
     rec.add("w", "dma", SHRAM_REGION if d.dst_internal else d.dst_region, n)
     return rec
+
+
+def index_offsets(d, rows: int, planes: int) -> np.ndarray:
+    """The byte offset, from IDX, of the index of each (plane, row) of an indexed DMA ``d``: int32 entries one
+    after the other, IDX_SKIP1 bytes skipped after each plane."""
+    return (np.arange(planes, dtype=np.int64)[:, None] * (4 * rows + d.idx_skip1)
+            + 4 * np.arange(rows, dtype=np.int64)[None, :])
+
+
+def _index_table(ctx, d, rows: int, planes: int) -> np.ndarray:
+    """The int32 index of each (plane, row), read from the index table."""
+    offs = index_offsets(d, rows, planes)
+    lo, hi = int(offs.min()), int(offs.max()) + 4
+    table = ctx.view(d.idx_region, d.idx_address + lo, hi - lo, False)
+    flat = (offs - lo).ravel()
+    entries = table[flat[:, None] + np.arange(4)[None, :]].copy().view("<i4").astype(np.int64)
+    return entries.reshape(planes, rows)
 
 
 def footprint(arch, op) -> DmaFootprint:
@@ -71,5 +92,8 @@ def footprint(arch, op) -> DmaFootprint:
     if d.indexed != "src":
         starts = (np.arange(planes, dtype=np.int64)[:, None] * d.src_stride1
                   + np.arange(rows, dtype=np.int64)[None, :] * d.src_stride0).ravel()
-    return DmaFootprint(dst_span=span, src_rows=starts, index_bytes=4 * rows if d.indexed else 0,
-                        gather=d.indexed == "src")
+    index_bytes = 0
+    if d.indexed:
+        offs = index_offsets(d, rows, planes)
+        index_bytes = int(offs.max()) + 4  # the span from IDX (a negative IDX_SKIP1 is not Vela's)
+    return DmaFootprint(dst_span=span, src_rows=starts, index_bytes=index_bytes, gather=d.indexed == "src")

@@ -12,13 +12,16 @@ activation names its index and result types. This module translates that into th
 Facts from Vela 5.1's Regor U85 backend (``ethos_u85_register_cs_generator.cpp``: which stage each register
 drives, ``GetOfmRoundingMode``, ``GenerateActivation``'s LUT slots and clip range, ``GenerateInputBroadcast``).
 
-DMA: 1-D, 2-D and 3-D copies (SIZE0 rows, SIZE1 planes, each side with its own strides), and the 2-D gather and
-scatter (an int32 index per row replaces the row counter on the indexed side; an index above IDX_MAX stops the
-stream) [inferred from Regor's GenerateDMA and its Gather/Scatter lowering; the gather checked by a held-out
-embedding program].
+DMA: 1-D, 2-D and 3-D copies (SIZE0 rows, SIZE1 planes, each side with its own strides), and the 2-D and 3-D
+gather and scatter (an int32 index per row replaces the row counter on the indexed side; in 3-D, IDX_SKIP1 bytes of
+the index table are skipped after each plane; an index above IDX_MAX stops the stream) [inferred from Regor's
+GenerateDMA and its Gather/Scatter lowering; the 2-D gather checked by a held-out embedding program, the 3-D one
+by gather and index_select programs, ``tests/data/u85``].
 
-Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, NPU_OP_BRANCH, the 3-D
-gather/scatter (IDX_SKIP1), accumulator input KEEP (and IFM2 outside the null pool) and disabled accumulator
+NPU_OP_BRANCH: the condition (param) and the target (payload, a byte offset in the stream); ``execute.py`` moves
+the program counter.
+
+Simplified / refused (``NpuFault("unsupported")`` naming the feature): elementwise DIV, accumulator input KEEP (and IFM2 outside the null pool) and disabled accumulator
 output, depthwise weights in the fast or sparse format, the OFM scale's double-round shift (no compiler writes it; the IFM and
 IFM2 scales' are modelled: Regor's TFLite ADD/SUB).
 
@@ -159,8 +162,6 @@ def _dma(state, offset: int) -> Dma:
     indexed = "src" if src("idx_mode") else "dst" if dst("idx_mode") else ""
     if src("idx_mode") and dst("idx_mode"):
         raise NpuFault("cmd_parse_error", "DMA indexed at both its source and its destination", offset=offset)
-    if indexed and mode == 2:
-        raise _unsupported("3-D indexed DMA (gather/scatter with IDX_SKIP1)", offset)
     return Dma(src_region=src("region"), src_internal=bool(src("region_mode")),
                src_address=state.address("NPU_SET_DMA0_SRC"), dst_region=dst("region"),
                dst_internal=bool(dst("region_mode")), dst_address=state.address("NPU_SET_DMA0_DST"),
@@ -172,7 +173,8 @@ def _dma(state, offset: int) -> Dma:
                dst_stride1=state.signed_address("NPU_SET_DMA0_DST_STRIDE1"), indexed=indexed,
                idx_region=state.field("NPU_SET_DMA0_IDX_REGION", "region"),
                idx_address=state.address("NPU_SET_DMA0_IDX"),
-               idx_max=state.field("NPU_SET_DMA0_IDX_MAX", "idx_max"))
+               idx_max=state.field("NPU_SET_DMA0_IDX_MAX", "idx_max"),
+               idx_skip1=state.signed_address("NPU_SET_DMA0_IDX_SKIP1") if indexed and mode == 2 else 0)
 
 
 def _resize(state, mode: str, offset: int) -> Resize:
@@ -208,8 +210,9 @@ def build_operation(state, cmd, arch) -> NpuOperation:
         fields = cmd.definition.fields
         return NpuOperation(kind=kind, offset=off, param=cmd.param,
                             count=fields[0].get(cmd.param) if fields else 0)
-    if kind == "BRANCH":
-        raise _unsupported("NPU_OP_BRANCH (command-stream control flow)", off)
+    if kind == "BRANCH":  # the condition in param[0], the target (a byte offset in the stream) in the payload
+        return NpuOperation(kind=kind, offset=off, param=cmd.param, sub_op=cmd.code_name("branch_cond"),
+                            branch_target=cmd.payload)
     if kind == "DMA":
         return NpuOperation(kind=kind, offset=off, param=cmd.param, dma=_dma(state, off))
 
