@@ -37,6 +37,29 @@ except ImportError:  # the test extra brings it; a module that uses it says so w
     pass
 
 
+def pytest_configure(config):
+    """Under ``PYTHONDONTWRITEBYTECODE`` no process keeps compiled modules, so every process a test starts (an xdist
+    worker, an ``fvp`` command, the drop-in under bash) compiled every module it imports again, 0.3-0.6 s each: the
+    processes of this run share their bytecode in a folder of their own instead, removed at the end (nothing is
+    written beside the sources; a ``PYTHONPYCACHEPREFIX`` the user set is left alone)."""
+    import os
+    import tempfile
+
+    if hasattr(config, "workerinput") or not os.environ.get("PYTHONDONTWRITEBYTECODE") \
+            or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    config._fvp_bytecode = tempfile.mkdtemp(prefix="fvp-tests-bytecode-")
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = config._fvp_bytecode
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    if getattr(config, "_fvp_bytecode", None):
+        shutil.rmtree(config._fvp_bytecode, ignore_errors=True)
+
+
 # The quick subset (README: ``python3 -m pytest -q -m "not slow"``) leaves out these whole modules and tests (see
 # the docstring). The full run (no -m) runs everything; a test in a new module is quick unless it is marked
 # ``@pytest.mark.slow`` or listed here.
@@ -175,6 +198,8 @@ SLOW_TESTS = {
     # whole runs, new processes, rendering
     "tests/machine/npu/test_checker.py::test_u85_gate_fixture_vela_defect_flagged_as_overlapping_tiles",
     "tests/machine/npu/test_diskcache.py::test_concurrent_writers_leave_whole_entries",
+    # Vela compiles of every case for every U85 size (the quick subset compiles them for the first size only)
+    "tests/machine/npu/test_weights_u85.py::test_vela_cases_cover_every_format",
     "tests/host/test_dropin_sse320.py::test_the_binary_name_is_a_console_script",
     "tests/host/test_profile.py::test_compare_plot_reads_at_a_glance",
     "tests/host/test_profile.py::test_bigger_npu_is_faster",
@@ -192,6 +217,7 @@ QUICK_SHARE = {
     "tests/machine/npu/test_engines.py::test_fast_equals_reference_random_ops": ("seed", 100),
     "tests/machine/npu/test_startup_paths.py::test_fast_paths_equal_reference": ("seed", 40),
     "tests/machine/npu/test_weights_u85.py::test_scales_vela": ("accelerator", 1),
+    "tests/machine/npu/test_weights_u85.py::test_numba_traversal_matches_numpy": ("seed", 1),
     # every int16 input through each fixture: the fast engine in the quick subset, the reference engine too in the full
     "tests/firmware/tflm/test_toolchain_fixtures.py::test_int16_sigmoid_tanh_fixture_on_the_npu_model": ("engine", 1),
 }
@@ -201,15 +227,30 @@ def _quick(config) -> bool:
     return (config.getoption("markexpr") or "").strip() == "not slow"
 
 
+_ROOT = Path(__file__).resolve().parent.parent
+_SLOW_NAMES = {m.rpartition("/")[2] for m in SLOW_MODULES}
+
+
+_RELATIVE: dict = {}  # path -> what _relative gives
+
+
+def _relative(path) -> str | None:
+    """``path`` relative to the checkout (posix), None outside it; one ``resolve`` per path (the items of a
+    module share theirs: a resolve per item was a second of the quick subset's collection)."""
+    key = str(path)
+    if key not in _RELATIVE:
+        try:
+            _RELATIVE[key] = Path(path).resolve().relative_to(_ROOT).as_posix()
+        except ValueError:
+            _RELATIVE[key] = None
+    return _RELATIVE[key]
+
+
 def pytest_ignore_collect(collection_path, config):
     """The quick subset does not even import the slow modules (their collection is a good part of its cost)."""
-    if not _quick(config):
+    if not _quick(config) or Path(collection_path).name not in _SLOW_NAMES:
         return None
-    try:
-        rel = Path(collection_path).resolve().relative_to(Path(__file__).resolve().parent.parent).as_posix()
-    except ValueError:
-        return None
-    return True if rel in SLOW_MODULES else None
+    return True if _relative(collection_path) in SLOW_MODULES else None
 
 
 def _qemu_problem() -> str | None:
@@ -244,12 +285,10 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=f"full-system test needs QEMU: {problem}"))
         _QEMU_SKIPPED[:] = [len(marked), problem, required]
 
-    root = Path(__file__).resolve().parent.parent
     seen: dict = {}  # test -> the values of its QUICK_SHARE parameter, in collection order
     for item in items:
-        try:
-            rel = Path(item.path).resolve().relative_to(root).as_posix()
-        except ValueError:
+        rel = _relative(item.path)
+        if rel is None:
             continue
         name = item.originalname or item.name
         if rel in SLOW_MODULES or f"{rel}::{name}" in SLOW_TESTS:
