@@ -79,10 +79,9 @@ def test_the_same_firmware_the_same_log_and_time(own_npu):
     ("exit 7", 1, r"Reason: the application exited with status 7."),
 ])
 def test_faults_lockups_deadlocks_and_exit_codes(tmp_path, scenario, status, expect):
-    t0 = time.monotonic()
-    rc, out, err = run_fvp("run", OWN, "--", *scenario.split(), cwd=tmp_path)
+    # the end is found from the CPU's state, not a clock; --timelimit only guards the test against a hang
+    rc, out, err = run_fvp("run", OWN, "--timelimit", "600", "--", *scenario.split(), cwd=tmp_path)
     assert rc == status and re.search(expect, out), err + out
-    assert time.monotonic() - t0 < 60
     if scenario == "hardfault":
         assert "fullsystem_test: HardFault handler, CFSR 0x00008200" in out  # the firmware's own handler ran
 
@@ -95,10 +94,8 @@ def test_fvp_exit_status_convention_gives_the_applications_status(tmp_path):
 
 
 def test_a_never_ending_firmware_stops_at_the_time_limit(tmp_path):
-    t0 = time.monotonic()
     rc, out, err = run_fvp("run", OWN, "--timelimit", "0.5", "--", "loop", cwd=tmp_path)
-    assert rc == 3 and "Reason: CPU time has been exceeded." in out, err + out
-    assert time.monotonic() - t0 < 30
+    assert rc == 3 and "Reason: CPU time has been exceeded." in out, err + out  # the limit, not the loop, ended it
 
 
 # ------------------------------------------------------------------------------------------ ExecuTorch's runners
@@ -196,10 +193,8 @@ def test_a_qemu_too_old_or_failing_is_one_line(tmp_path):
     (tmp_path / "b").mkdir()
     broken = _fake_qemu(tmp_path / "b", 'case "$1" in --version) echo "QEMU emulator version 7.2.0";; '
                                         '*) echo "qemu-system-arm: cannot do that" >&2; exit 1;; esac\n')
-    t0 = time.monotonic()
-    rc, out, err = run_fvp("run", OWN, env_extra={"FVP_QEMU": broken})
+    rc, out, err = run_fvp("run", OWN, "--timelimit", "600", env_extra={"FVP_QEMU": broken})  # a hang guard only
     assert rc == 1 and "QEMU did not start" in out + err and "cannot do that" in out + err, out + err
-    assert time.monotonic() - t0 < 30
     (tmp_path / "h").mkdir()  # a QEMU that starts and never answers: the wait ends (here at --timelimit)
     hangs = _fake_qemu(tmp_path / "h", 'case "$1" in --version) echo "QEMU emulator version 7.2.0";; '
                                        '*) exec sleep 600;; esac\n')
