@@ -198,6 +198,28 @@ def _open_dir(parent_fd: int, name: str, create: bool) -> int:
     return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
 
 
+def _walk_entries(fd: int, levels: tuple, path: tuple):
+    """``(path, name, stat)`` of every entry file below the directory ``fd``: one directory level per pattern of
+    ``levels`` (each opened from its parent's descriptor, never through a link, closed after its walk), then the
+    entry files of the last. A directory or file that cannot be opened or read is passed over."""
+    if not levels:
+        for name in _scan(fd, _ENTRY_NAME, False):
+            try:
+                yield path, name, os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+        return
+    for sub in _scan(fd, levels[0], True):
+        try:
+            sub_fd = _open_dir(fd, sub, False)
+        except OSError:
+            continue
+        try:
+            yield from _walk_entries(sub_fd, levels[1:], path + (sub,))
+        finally:
+            os.close(sub_fd)
+
+
 def _scan(fd: int, pattern, dirs: bool) -> list:
     """Names in the directory ``fd`` that match ``pattern`` and are directories (``dirs``) or regular files,
     as they are (a symbolic link is neither)."""
@@ -376,43 +398,13 @@ class DiskCache:
         and versions share the bound, so the entries of an old version (never read again) are the first to go.
         Only regular files of the cache's own layout (``v<N>-<version>/<namespace>/<2 hex>/<40 hex>``) are ever
         listed, whatever else the directory holds, and no link is followed."""
-        out = []
         try:
             root = _Dirs(self.root, (), create=False)
         except OSError:
-            return out
+            return []
         with root:
-            for v in _scan(root.fd, _VERSION_DIR, True):
-                try:
-                    vfd = _open_dir(root.fd, v, False)
-                except OSError:
-                    continue
-                try:
-                    for ns in _scan(vfd, _NAME_DIR, True):
-                        try:
-                            nfd = _open_dir(vfd, ns, False)
-                        except OSError:
-                            continue
-                        try:
-                            for shard in _scan(nfd, _SHARD_DIR, True):
-                                try:
-                                    sfd = _open_dir(nfd, shard, False)
-                                except OSError:
-                                    continue
-                                try:
-                                    for name in _scan(sfd, _ENTRY_NAME, False):
-                                        try:
-                                            st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
-                                        except OSError:
-                                            continue
-                                        out.append((st.st_mtime, st.st_size, (v, ns, shard, name)))
-                                finally:
-                                    os.close(sfd)
-                        finally:
-                            os.close(nfd)
-                finally:
-                    os.close(vfd)
-        return out
+            return [(st.st_mtime, st.st_size, (*path, name))
+                    for path, name, st in _walk_entries(root.fd, (_VERSION_DIR, _NAME_DIR, _SHARD_DIR), ())]
 
     def _scan_total(self) -> int:
         return sum(size for _, size, _ in self._entries())
